@@ -1,0 +1,279 @@
+"""The `kneepoint` command line: parse, ingest, list, relabel, delete, build, and start the app."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ingest import __version__, formats
+from ingest.errors import ParseError, WarehouseBusy
+from ingest.sources import InputError, iter_paths
+
+EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.db:
+        os.environ["KNEEPOINT_DB"] = str(Path(args.db).resolve())
+    try:
+        return int(args.func(args) or 0)
+    except WarehouseBusy as exc:
+        print(f"kneepoint: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except (KeyError, FileNotFoundError) as exc:
+        print(f"kneepoint: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kneepoint",
+        description="Disk benchmark and SQL Server I/O results in one warehouse: where does each disk saturate?",
+    )
+    p.add_argument("--version", action="version", version=f"kneepoint {__version__}")
+    db_help = "warehouse file (default: $KNEEPOINT_DB or ./warehouse.duckdb)"
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", metavar="PATH", help=db_help, default=argparse.SUPPRESS)
+    p.add_argument("--db", metavar="PATH", help=db_help)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("parse", parents=[common], help="print the normalized records of files as JSON lines")
+    s.add_argument("files", nargs="+", metavar="FILE")
+    s.add_argument("--format", choices=formats.names(), help="skip detection and read as this format")
+    s.set_defaults(func=cmd_parse)
+
+    s = sub.add_parser("ingest", parents=[common], help="store files (or folders, zips) and rebuild the models")
+    s.add_argument("paths", nargs="+", metavar="PATH")
+    s.add_argument("--disk", required=True, help="disk label, e.g. 'P10 premium SSD'")
+    s.add_argument("--host", help="host label")
+    s.add_argument("--tag", action="append", default=[], dest="tags", help="tag (repeatable)")
+    s.add_argument("--notes", help="free notes")
+    s.add_argument("--format", choices=formats.names(), help="skip detection and read as this format")
+    s.add_argument("--no-build", action="store_true", help="store only; run `kneepoint build` later")
+    s.set_defaults(func=cmd_ingest)
+
+    s = sub.add_parser("files", parents=[common], help="list stored files")
+    s.add_argument("--json", action="store_true", help="a JSON array instead of a table")
+    s.set_defaults(func=cmd_files)
+
+    s = sub.add_parser("relabel", parents=[common], help="change the disk/host label of a stored file")
+    s.add_argument("file_id", metavar="FILE_ID")
+    s.add_argument("--disk")
+    s.add_argument("--host")
+    s.set_defaults(func=cmd_relabel)
+
+    s = sub.add_parser("delete", parents=[common], help="remove a stored file and all its rows")
+    s.add_argument("file_id", metavar="FILE_ID")
+    s.add_argument("--yes", action="store_true", help="do not ask")
+    s.set_defaults(func=cmd_delete)
+
+    s = sub.add_parser("build", parents=[common], help="rebuild the dbt models from the raw layer")
+    s.set_defaults(func=cmd_build)
+
+    s = sub.add_parser("app", parents=[common], help="start the Streamlit app (loads the sample data on first start)")
+    s.add_argument("--port", type=int, default=8501)
+    s.add_argument(
+        "--address",
+        default="127.0.0.1",
+        help="bind address; 0.0.0.0 serves your network (no authentication: see README)",
+    )
+    s.add_argument("--no-sample", action="store_true", help="do not load sample_data/ into an empty warehouse")
+    s.set_defaults(func=cmd_app)
+    return p
+
+
+def _db():
+    from ingest.warehouse import db_path
+
+    return db_path()
+
+
+def cmd_parse(args: argparse.Namespace) -> int:
+    status = EXIT_OK
+    out = sys.stdout
+    for item in iter_paths(args.files):
+        if isinstance(item, InputError):
+            print(f"{item.name}:1: {item.reason}", file=sys.stderr)
+            status = EXIT_BAD_INPUT
+            continue
+        try:
+            parsed = formats.parse_bytes(item.data, item.name, args.format)
+        except ParseError as exc:
+            print(str(exc), file=sys.stderr)
+            status = EXIT_BAD_INPUT
+            continue
+        for warning in parsed.warnings:
+            print(f"{item.name}: warning: {warning}", file=sys.stderr)
+        for rec in parsed.records:
+            out.write(json.dumps(rec.to_normalized(), ensure_ascii=False) + "\n")
+    return status
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from ingest.load import ingest_inputs
+
+    report = ingest_inputs(
+        _db(),
+        iter_paths(args.paths),
+        disk=args.disk,
+        host=args.host,
+        tags=args.tags,
+        notes=args.notes,
+        fmt=args.format,
+        build=not args.no_build,
+        progress=lambda o: print(o.describe(), flush=True),
+    )
+    added = report.added
+    print(
+        f"{len(added)} file(s) added, {sum(o.records for o in added)} record(s); "
+        f"{sum(o.status == 'duplicate' for o in report.outcomes)} already stored; {len(report.errors)} error(s)"
+    )
+    if report.build is not None:
+        if report.build.success:
+            print("models rebuilt")
+        else:
+            print("model build failed:\n  " + "\n  ".join(report.build.failures), file=sys.stderr)
+            return EXIT_FAIL
+    return EXIT_BAD_INPUT if report.errors else EXIT_OK
+
+
+def cmd_files(args: argparse.Namespace) -> int:
+    from ingest.warehouse import connect, list_files
+
+    db = _db()
+    if not db.exists():
+        rows = []
+    else:
+        con = connect(db, read_only=True)
+        try:
+            rows = list_files(con)
+        finally:
+            con.close()
+    if args.json:
+        keys = ("file_id", "name", "sha256", "format", "disk", "host", "records", "ingested_at")
+        print(json.dumps([{k: r[k] for k in keys} for r in rows], indent=2, ensure_ascii=False))
+        return EXIT_OK
+    if not rows:
+        print("no files stored")
+        return EXIT_OK
+    header = ("file_id", "format", "disk", "host", "records", "ingested_at", "name")
+    table = [header] + [tuple(str(r[k] if r[k] is not None else "") for k in header) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
+    for row in table:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
+    return EXIT_OK
+
+
+def _with_file(args: argparse.Namespace, action) -> int:
+    from ingest.build import build_models
+    from ingest.warehouse import connect, resolve_file_id
+
+    db = _db()
+    con = connect(db)
+    try:
+        file_id = resolve_file_id(con, args.file_id)
+        done = action(con, file_id)
+        if not done:
+            return EXIT_FAIL
+        result = build_models(db)
+    finally:
+        con.close()
+    if not result.success:
+        print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
+        return EXIT_FAIL
+    return EXIT_OK
+
+
+def cmd_relabel(args: argparse.Namespace) -> int:
+    from ingest.warehouse import relabel_file
+
+    if args.disk is None and args.host is None:
+        print("kneepoint relabel: give --disk and/or --host", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    def action(con, file_id: str) -> bool:
+        relabel_file(con, file_id, disk=args.disk, host=args.host)
+        print(f"relabelled {file_id}")
+        return True
+
+    return _with_file(args, action)
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    from ingest.warehouse import delete_file
+
+    def action(con, file_id: str) -> bool:
+        name = con.execute("SELECT name FROM raw_files WHERE file_id = ?", [file_id]).fetchone()[0]
+        if not args.yes:
+            if not sys.stdin.isatty():
+                print(f"kneepoint delete: refusing to delete {file_id} ({name}) without --yes", file=sys.stderr)
+                return False
+            answer = input(f"delete {file_id} ({name}) and all its rows? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("not deleted")
+                return False
+        delete_file(con, file_id)
+        print(f"deleted {file_id} ({name})")
+        return True
+
+    return _with_file(args, action)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from ingest.build import build_models
+    from ingest.warehouse import connect
+
+    db = _db()
+    connect(db).close()  # creates the raw layer in a new warehouse
+    result = build_models(db)
+    if not result.success:
+        print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
+        return EXIT_FAIL
+    print(f"models built in {db}")
+    return EXIT_OK
+
+
+def cmd_app(args: argparse.Namespace) -> int:
+    from app.sample import load_sample_if_empty
+
+    db = _db()
+    if not args.no_sample:
+        loaded = load_sample_if_empty(db)
+        if loaded:
+            print(f"loaded the sample data into {db}: {loaded} file(s)")
+    os.environ["KNEEPOINT_DB"] = str(db)
+    script = Path(__file__).with_name("streamlit_app.py")
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.address",
+        args.address,
+        "--server.port",
+        str(args.port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.enableXsrfProtection",
+        "true",
+        "--client.toolbarMode",
+        "viewer",
+    ]
+    print(f"kneepoint app on http://{args.address}:{args.port}  (warehouse: {db})", flush=True)
+    os.execv(sys.executable, cmd)
+    return EXIT_OK  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""Input files as users hand them over: paths, folders and .zip archives, with size limits.
+
+Nothing here writes to disk: zip entries are read into memory (bounded), and their names are only
+labels, so an entry named `../../etc/passwd` can never become a path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import stat
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_file_bytes: int = int(os.environ.get("KNEEPOINT_MAX_FILE_MB", "200")) * MiB
+    max_zip_total_bytes: int = int(os.environ.get("KNEEPOINT_MAX_ZIP_MB", "1024")) * MiB
+    max_zip_entries: int = 20_000
+    max_zip_ratio: float = 200.0  # uncompressed / compressed per entry: beyond this, a zip bomb
+
+
+@dataclass(frozen=True, slots=True)
+class InputFile:
+    name: str
+    data: bytes
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    name: str
+    reason: str
+
+
+def iter_paths(paths: list[str | os.PathLike[str]], limits: Limits = Limits()) -> Iterator[InputFile | InputError]:
+    """Files, folders (recursively, sorted) and zips; symlinks are refused, not followed."""
+    for p in paths:
+        path = Path(p)
+        if path.is_symlink():
+            yield InputError(str(path), "symbolic link: refused (give the file it points to)")
+        elif path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_symlink():
+                    yield InputError(str(child), "symbolic link: refused (give the file it points to)")
+                elif child.is_file() and not child.name.startswith("."):
+                    yield from _read_path(child, limits)
+        elif path.exists():
+            yield from _read_path(path, limits)
+        else:
+            yield InputError(str(path), "no such file")
+
+
+def _read_path(path: Path, limits: Limits) -> Iterator[InputFile | InputError]:
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        yield InputError(str(path), "not a regular file")
+        return
+    if st.st_size > limits.max_file_bytes:
+        yield InputError(str(path), _too_big(st.st_size, limits))
+        return
+    data = path.read_bytes()
+    if zipfile.is_zipfile(io.BytesIO(data)) and data[:2] == b"PK":
+        yield from iter_zip(str(path), data, limits)
+    else:
+        yield InputFile(str(path), data)
+
+
+def iter_upload(name: str, data: bytes, limits: Limits = Limits()) -> Iterator[InputFile | InputError]:
+    """One file from a browser upload (maybe a zip)."""
+    if len(data) > limits.max_file_bytes:
+        yield InputError(name, _too_big(len(data), limits))
+    elif data[:2] == b"PK" and zipfile.is_zipfile(io.BytesIO(data)):
+        yield from iter_zip(name, data, limits)
+    else:
+        yield InputFile(name, data)
+
+
+def iter_zip(name: str, data: bytes, limits: Limits) -> Iterator[InputFile | InputError]:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        yield InputError(name, f"not a readable zip: {exc}")
+        return
+    entries = [i for i in zf.infolist() if not i.is_dir()]
+    if not entries:
+        yield InputError(name, "empty zip: no files inside")
+        return
+    if len(entries) > limits.max_zip_entries:
+        yield InputError(name, f"zip holds {len(entries)} files, more than the limit of {limits.max_zip_entries}")
+        return
+    declared = sum(i.file_size for i in entries)
+    if declared > limits.max_zip_total_bytes:
+        yield InputError(
+            name, f"zip expands to {declared / MiB:.0f} MB, past the limit of {limits.max_zip_total_bytes / MiB:.0f} MB"
+        )
+        return
+    total = 0
+    for info in entries:
+        label = f"{name}!{info.filename}"
+        if (info.external_attr >> 16) & 0o170000 == 0o120000:
+            yield InputError(label, "symbolic link inside zip: refused")
+            continue
+        if info.file_size > limits.max_file_bytes:
+            yield InputError(label, _too_big(info.file_size, limits))
+            continue
+        if info.compress_size and info.file_size / info.compress_size > limits.max_zip_ratio:
+            yield InputError(
+                label,
+                f"compression ratio {info.file_size / info.compress_size:.0f}:1 "
+                f"past the limit of {limits.max_zip_ratio:.0f}:1 (zip bomb?)",
+            )
+            continue
+        # Read at most the declared size + 1 byte: a lying header cannot make us inflate more.
+        with zf.open(info) as fh:
+            content = fh.read(min(info.file_size, limits.max_file_bytes) + 1)
+        total += len(content)
+        if len(content) > info.file_size or total > limits.max_zip_total_bytes:
+            yield InputError(label, "entry expands past its declared size or the zip's limit: refused")
+            return
+        if content[:2] == b"PK":
+            yield InputError(label, "zip inside a zip: unpack it first")
+            continue
+        yield InputFile(label, content)
+
+
+def _too_big(size: int, limits: Limits) -> str:
+    return (
+        f"file is {size / MiB:.0f} MB, past the limit of {limits.max_file_bytes / MiB:.0f} MB (KNEEPOINT_MAX_FILE_MB)"
+    )

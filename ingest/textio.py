@@ -1,0 +1,77 @@
+"""Bytes to text as users have them: BOMs, UTF-16 without BOM, Windows code pages, CRLF.
+
+Every parser sees `\\n`-separated text, so line numbers mean the same thing for every format.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+_CYRILLIC_PAIR = re.compile(r"[\u0410-\u044f\u0401\u0451]{2,}")
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Return (text with `\\n` line ends, encoding name)."""
+    if data.startswith(codecs.BOM_UTF8):
+        text, enc = data[3:].decode("utf-8", errors="replace"), "utf-8-sig"
+    elif data.startswith(codecs.BOM_UTF16_LE):
+        text, enc = data[2:].decode("utf-16-le", errors="replace"), "utf-16-le"
+    elif data.startswith(codecs.BOM_UTF16_BE):
+        text, enc = data[2:].decode("utf-16-be", errors="replace"), "utf-16-be"
+    elif (utf16 := _utf16_without_bom(data)) is not None:
+        text, enc = data.decode(utf16, errors="replace"), utf16
+    else:
+        try:
+            text, enc = data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:
+            text, enc = _single_byte(data)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return text, enc
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """ASCII-heavy UTF-16 has a NUL in every other byte."""
+    sample = data[:4096]
+    if len(sample) < 8:
+        return None
+    even_nuls = sample[0::2].count(0)
+    odd_nuls = sample[1::2].count(0)
+    half = len(sample) / 2
+    if odd_nuls > 0.4 * half and even_nuls < 0.05 * half:
+        return "utf-16-le"
+    if even_nuls > 0.4 * half and odd_nuls < 0.05 * half:
+        return "utf-16-be"
+    return None
+
+
+def _single_byte(data: bytes) -> tuple[str, str]:
+    """Windows-1251 (Russian) or Windows-1252 (Western): Cyrillic text decodes to Cyrillic words."""
+    as_1251 = data.decode("cp1251", errors="replace")
+    high = sum(1 for b in data if b >= 0xC0)
+    cyrillic_in_words = sum(len(m) for m in _CYRILLIC_PAIR.findall(as_1251))
+    if high and cyrillic_in_words > 0.6 * high:
+        return as_1251, "cp1251"
+    return data.decode("cp1252", errors="replace"), "cp1252"
+
+
+def line_of(text: str, pos: int) -> int:
+    """1-based line number of character offset `pos`."""
+    return text.count("\n", 0, pos) + 1
+
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_POW = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+def size_to_bytes(value: str, base: int = 1024) -> int:
+    """'4k', '64KB', '1MiB', '512' -> bytes. Block sizes in these tools are binary unless `base` says not."""
+    m = _SIZE.match(value)
+    if not m:
+        raise ValueError(f"not a size: {value!r}")
+    number, prefix, binary, _ = m.groups()
+    factor = (1024 if binary else base) ** _POW[prefix.lower()]
+    return int(round(float(number) * factor))

@@ -1,0 +1,44 @@
+-- One row per disk label and host: what was measured on it, when, with which tools.
+with files as (
+    select * from {{ ref('dim_files') }}
+),
+
+io_results as (
+    select * from {{ ref('int_io_results') }}
+),
+
+per_disk as (
+    select
+        disk,
+        host,
+        min(ingested_at) as first_seen_at,
+        max(ingested_at) as last_seen_at,
+        count(*) as files,
+        sum(io_runs) as runs,
+        sum(statements) as statements
+    from files
+    group by disk, host
+),
+
+tools as (
+    select disk, host, list(distinct tool order by tool) as tools
+    from io_results
+    group by disk, host
+),
+
+final as (
+    select
+        {{ disk_key('per_disk.disk', 'per_disk.host') }} as disk_key,
+        per_disk.disk,
+        per_disk.host,
+        per_disk.first_seen_at,
+        per_disk.last_seen_at,
+        coalesce(tools.tools, []::varchar[]) as tools,
+        per_disk.files,
+        per_disk.runs,
+        per_disk.statements
+    from per_disk
+    left join tools using (disk, host)
+)
+
+select * from final

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import SAMPLE
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(tmp_path_factory) -> Path:
+    """A warehouse with the sample data loaded and the models built, made once per test session.
+
+    Tests that change data copy it (`warehouse` fixture)."""
+    from app.sample import load_sample_if_empty
+
+    db = tmp_path_factory.mktemp("sample") / "warehouse.duckdb"
+    assert load_sample_if_empty(db) > 0
+    return db
+
+
+@pytest.fixture
+def warehouse(sample_warehouse: Path, tmp_path: Path, monkeypatch) -> Path:
+    """A private copy of the sample warehouse, also set as KNEEPOINT_DB."""
+    db = tmp_path / "warehouse.duckdb"
+    shutil.copy(sample_warehouse, db)
+    monkeypatch.setenv("KNEEPOINT_DB", str(db))
+    return db
+
+
+@pytest.fixture
+def empty_db(tmp_path: Path, monkeypatch) -> Path:
+    db = tmp_path / "empty.duckdb"
+    monkeypatch.setenv("KNEEPOINT_DB", str(db))
+    return db
+
+
+@pytest.fixture
+def sample_fio() -> list[Path]:
+    return sorted((SAMPLE / "fio").glob("*.json"))
