@@ -41,7 +41,10 @@ def load_sample_if_empty(db: str | os.PathLike[str]) -> int:
         return 0
     added = 0
     for s in sample_sets():
-        files = sorted(p for p in (SAMPLE_DIR / s["folder"]).iterdir() if p.suffix in tuple(s["suffixes"]))
+        folder = SAMPLE_DIR / s["folder"]
+        files = sorted(p for p in folder.iterdir() if p.suffix in tuple(s["suffixes"])) if folder.is_dir() else []
+        if not files:
+            continue
         report = ingest_inputs(
             db,
             iter_paths(files),
