@@ -78,6 +78,27 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser("build", parents=[common], help="rebuild the dbt models from the raw layer")
     s.set_defaults(func=cmd_build)
 
+    s = sub.add_parser(
+        "saturation",
+        parents=[common],
+        help="where each series saturates (mart_saturation_points), with USL and Kneedle second opinions",
+    )
+    s.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        metavar="EPS",
+        help="saturated where no larger load adds more than EPS x the IOPS (default: the built mart's, 0.1)",
+    )
+    s.add_argument(
+        "--latency-target-ms",
+        type=_latency_target_ms,
+        metavar="MS",
+        help="also give the largest load whose p99 latency (mean where no p99) stays under MS, with its IOPS",
+    )
+    s.add_argument("--by-threads", action="store_true", help="per thread count, the load being the queue depth")
+    s.add_argument("--json", action="store_true", help="a JSON array keyed by the mart's column names")
+    s.set_defaults(func=cmd_saturation)
+
     s = sub.add_parser("app", parents=[common], help="start the Streamlit app (loads the sample data on first start)")
     s.add_argument("--port", type=int, default=8501)
     s.add_argument(
@@ -120,28 +141,41 @@ def cmd_parse(args: argparse.Namespace) -> int:
 def cmd_ingest(args: argparse.Namespace) -> int:
     from ingest.load import ingest_inputs
 
-    report = ingest_inputs(
-        _db(),
-        iter_paths(args.paths),
-        disk=args.disk,
-        host=args.host,
-        tags=args.tags,
-        notes=args.notes,
-        fmt=args.format,
-        build=not args.no_build,
-        progress=lambda o: print(o.describe(), flush=True),
-    )
+    if not args.disk.strip():
+        print("kneepoint ingest: --disk needs a label, e.g. --disk 'P10 premium SSD'", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        report = ingest_inputs(
+            _db(),
+            iter_paths(args.paths),
+            disk=args.disk,
+            host=args.host,
+            tags=args.tags,
+            notes=args.notes,
+            fmt=args.format,
+            build=not args.no_build,
+            progress=lambda o: print(o.describe(), flush=True),
+        )
+    except KeyboardInterrupt:
+        # Each file is its own transaction: what was stored is whole, and a rerun skips it.
+        print("\ninterrupted: the files listed as added are stored; run the same command again for the rest")
+        return 130
     added = report.added
     print(
         f"{len(added)} file(s) added, {sum(o.records for o in added)} record(s); "
-        f"{sum(o.status == 'duplicate' for o in report.outcomes)} already stored; {len(report.errors)} error(s)"
+        f"{len(report.duplicates)} already stored (same sha256); {len(report.errors)} error(s)"
     )
+    if report.aborted is not None:
+        print(f"kneepoint ingest: stopped, the warehouse failed: {report.aborted}", file=sys.stderr)
+        return EXIT_FAIL
     if report.build is not None:
         if report.build.success:
             print("models rebuilt")
         else:
             print("model build failed:\n  " + "\n  ".join(report.build.failures), file=sys.stderr)
             return EXIT_FAIL
+    elif args.no_build and added:
+        print("models not rebuilt (--no-build): run `kneepoint build`")
     return EXIT_BAD_INPUT if report.errors else EXIT_OK
 
 
@@ -198,10 +232,14 @@ def cmd_relabel(args: argparse.Namespace) -> int:
     if args.disk is None and args.host is None:
         print("kneepoint relabel: give --disk and/or --host", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.disk is not None and not args.disk.strip():
+        print("kneepoint relabel: --disk cannot be empty (--host '' removes the host label)", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
     def action(con, file_id: str) -> bool:
         relabel_file(con, file_id, disk=args.disk, host=args.host)
-        print(f"relabelled {file_id}")
+        disk, host = con.execute("SELECT disk, host FROM raw_files WHERE file_id = ?", [file_id]).fetchall()[0]
+        print(f"relabelled {file_id}: disk {disk!r}" + (f", host {host!r}" if host else ", no host"))
         return True
 
     return _with_file(args, action)
@@ -211,7 +249,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     from ingest.warehouse import delete_file
 
     def action(con, file_id: str) -> bool:
-        name = con.execute("SELECT name FROM raw_files WHERE file_id = ?", [file_id]).fetchone()[0]
+        name = con.execute("SELECT name FROM raw_files WHERE file_id = ?", [file_id]).fetchall()[0][0]
         if not args.yes:
             if not sys.stdin.isatty():
                 print(f"kneepoint delete: refusing to delete {file_id} ({name}) without --yes", file=sys.stderr)
@@ -238,6 +276,33 @@ def cmd_build(args: argparse.Namespace) -> int:
         print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
         return EXIT_FAIL
     print(f"models built in {db}")
+    return EXIT_OK
+
+
+def _tolerance(text: str) -> float:
+    from app.saturation import parse_tolerance
+
+    return parse_tolerance(text)
+
+
+def _latency_target_ms(text: str) -> float:
+    from app.saturation import parse_latency_target_ms
+
+    return parse_latency_target_ms(text)
+
+
+def cmd_saturation(args: argparse.Namespace) -> int:
+    from app.saturation import MissingModels, report_lines, saturation_rows, to_json
+
+    try:
+        rows = saturation_rows(_db(), args.tolerance, args.by_threads, args.latency_target_ms)
+    except MissingModels as exc:
+        print(f"kneepoint saturation: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    if args.json:
+        print(to_json(rows))
+    else:
+        print("\n".join(report_lines(rows, args.by_threads, args.latency_target_ms)))
     return EXIT_OK
 
 

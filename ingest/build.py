@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +28,14 @@ class BuildResult:
             raise RuntimeError("dbt build failed:\n  " + "\n  ".join(self.failures or ["(no detail)"]))
 
 
-def build_models(db: str | os.PathLike[str], select: list[str] | None = None, command: str = "build") -> BuildResult:
+def build_models(
+    db: str | os.PathLike[str], select: list[str] | None = None, command: str | Sequence[str] = "build"
+) -> BuildResult:
+    """Run a dbt command (`build`, or e.g. `["docs", "generate"]`) against the warehouse `db`."""
     from dbt.cli.main import dbtRunner
 
     args = [
-        command,
+        *([command] if isinstance(command, str) else command),
         "--project-dir",
         str(PROJECT_ROOT),
         "--profiles-dir",

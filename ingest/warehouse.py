@@ -11,7 +11,7 @@ import os
 import re
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,20 +19,23 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest import __version__
+from ingest import __version__, units
 from ingest.errors import WarehouseBusy
-from ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from ingest.records import LATENCY_KEYS, IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
 
 DEFAULT_DB = "warehouse.duckdb"
 LOCK_WAIT_S = float(os.environ.get("KNEEPOINT_LOCK_WAIT_S", "15"))
 
-_LATENCY_COLS = ", ".join(f"latency_{k} DOUBLE" for k in ("avg", "min", "max", "p50", "p95", "p99", "p999"))
+_LATENCY_COLS = ", ".join(f"latency_{k} DOUBLE" for k in LATENCY_KEYS)
 _QUERY_IO_INTS = [
     f.name
     for f in fields(QueryIoRecord)
     if f.name not in ("statement_index", "source_line", "table_name", "tool", "tool_version", "language", "record")
 ]
 
+# Keys: raw_files.file_id and sha256 (the duplicate check). The row tables have none: their keys
+# (file_id, record_index) are made by store_file in one transaction per file, and an index on them would be
+# maintained on every insert and rewritten at every checkpoint, for nothing (dbt's unique tests check them).
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS raw_files (
     file_id VARCHAR PRIMARY KEY,
@@ -76,8 +79,7 @@ CREATE TABLE IF NOT EXISTS raw_io_records (
     throughput_unit VARCHAR,
     latency_unit VARCHAR,
     {_LATENCY_COLS},
-    inferred VARCHAR[],
-    PRIMARY KEY (file_id, record_index)
+    inferred VARCHAR[]
 );
 CREATE TABLE IF NOT EXISTS raw_query_io (
     file_id VARCHAR NOT NULL,
@@ -87,8 +89,7 @@ CREATE TABLE IF NOT EXISTS raw_query_io (
     table_name VARCHAR NOT NULL,
     {", ".join(f"{c} BIGINT" for c in _QUERY_IO_INTS)},
     tool_version VARCHAR,
-    language VARCHAR,
-    PRIMARY KEY (file_id, record_index)
+    language VARCHAR
 );
 CREATE TABLE IF NOT EXISTS raw_query_time (
     file_id VARCHAR NOT NULL,
@@ -99,15 +100,13 @@ CREATE TABLE IF NOT EXISTS raw_query_time (
     cpu_ms DOUBLE,
     elapsed_ms DOUBLE,
     tool_version VARCHAR,
-    language VARCHAR,
-    PRIMARY KEY (file_id, record_index)
+    language VARCHAR
 );
 CREATE TABLE IF NOT EXISTS raw_run_metadata (
     file_id VARCHAR NOT NULL,
     run_index INTEGER NOT NULL,
     key VARCHAR NOT NULL,
-    value VARCHAR,
-    PRIMARY KEY (file_id, run_index, key)
+    value VARCHAR
 );
 CREATE TABLE IF NOT EXISTS raw_latency_histograms (
     file_id VARCHAR NOT NULL,
@@ -119,6 +118,7 @@ CREATE TABLE IF NOT EXISTS raw_latency_histograms (
 );
 """
 
+# Children first: the order `delete_file` empties them in.
 RAW_TABLES = (
     "raw_latency_histograms",
     "raw_run_metadata",
@@ -128,8 +128,25 @@ RAW_TABLES = (
     "raw_file_contents",
     "raw_files",
 )
+# Tables holding a file's parsed rows: what "all of a file's rows" means.
+ROW_TABLES = ("raw_io_records", "raw_query_io", "raw_query_time", "raw_run_metadata", "raw_latency_histograms")
+
+HISTOGRAM_KINDS = ("count", "share")
 
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
+_LOCK_FAILED = "Could not set lock on file"
+
+
+class StoreError(RuntimeError):
+    """A parsed file that could not be stored; nothing of it was written.
+
+    `fatal` means the warehouse itself failed (disk full, database invalidated): storing more files is
+    pointless until that is fixed."""
+
+    def __init__(self, reason: str, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fatal = fatal
 
 
 def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -137,7 +154,9 @@ def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(explicit or os.environ.get("KNEEPOINT_DB") or DEFAULT_DB).resolve()
 
 
-def connect(path: str | os.PathLike[str], read_only: bool = False, wait_s: float | None = None):
+def connect(
+    path: str | os.PathLike[str], read_only: bool = False, wait_s: float | None = None
+) -> duckdb.DuckDBPyConnection:
     """Open the warehouse; wait up to `wait_s` for another process's write lock, then fail clearly."""
     path = Path(path)
     wait_s = LOCK_WAIT_S if wait_s is None else wait_s
@@ -150,19 +169,29 @@ def connect(path: str | os.PathLike[str], read_only: bool = False, wait_s: float
             con = duckdb.connect(str(path), read_only=read_only)
             break
         except duckdb.IOException as exc:
-            m = _LOCK_HOLDER.search(str(exc))
-            if m is None:
+            if _LOCK_FAILED not in str(exc):
                 raise
             if time.monotonic() >= deadline:
+                m = _LOCK_HOLDER.search(str(exc))
+                holder = f"process {m['pid']} ({m['exe']})" if m else "another process"
                 raise WarehouseBusy(
-                    f"warehouse busy: {path} is held by process {m['pid']} ({m['exe']}); "
-                    f"waited {wait_s:g} s. Try again when it has finished, or close that process."
+                    f"warehouse busy: {path} is held by {holder}; waited {wait_s:g} s "
+                    "(KNEEPOINT_LOCK_WAIT_S). Try again when it has finished, or close that process."
                 ) from None
-            time.sleep(delay)
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 1.0)
-    if not read_only:
+    if not read_only and not _has_schema(con):
         con.execute(SCHEMA)
     return con
+
+
+def _has_schema(con: duckdb.DuckDBPyConnection) -> bool:
+    """One catalog read instead of seven CREATE ... IF NOT EXISTS on every connection."""
+    n = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND list_contains(?, table_name)",
+        [list(RAW_TABLES)],
+    ).fetchall()[0][0]
+    return n == len(RAW_TABLES)
 
 
 @contextmanager
@@ -183,6 +212,8 @@ class StoreResult:
     records: int
     runs: int
     existing_disk: str | None = None
+    existing_host: str | None = None
+    existing_name: str | None = None
 
 
 def store_file(
@@ -196,103 +227,184 @@ def store_file(
     tags: Sequence[str] = (),
     notes: str | None = None,
 ) -> StoreResult:
-    """Store one parsed file and all its rows in one transaction; the same bytes twice add nothing."""
+    """Store one parsed file and all its rows in one transaction; the same bytes twice add nothing.
+
+    Raises StoreError (and leaves nothing of the file behind) when the rows cannot be stored."""
     file_id = sha256[:16]
-    existing = con.execute("SELECT file_id, disk FROM raw_files WHERE sha256 = ?", [sha256]).fetchone()
-    if existing:
-        return StoreResult(existing[0], name, "duplicate", parsed.format, 0, parsed.runs, existing_disk=existing[1])
-    tables = _row_tables(file_id, parsed)
+    try:
+        tables = _row_tables(file_id, parsed)
+        file_row = _file_row(file_id, name, data, sha256, parsed, disk, host, tags, notes)
+        content_row = pa.table({"file_id": pa.array([file_id]), "content": pa.array([data], pa.binary())})
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        raise StoreError(f"rows do not fit the raw layer: {exc}") from exc
+
     con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(
-            "INSERT INTO raw_files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                file_id,
-                name,
-                sha256,
-                len(data),
-                parsed.format,
-                parsed.tool_version,
-                parsed.encoding,
-                datetime.now(UTC),
-                disk,
-                host,
-                list(tags),
-                notes,
-                parsed.warnings,
-                __version__,
-            ],
-        )
-        con.execute("INSERT INTO raw_file_contents VALUES (?, ?)", [file_id, data])
-        for table, arrow in tables.items():
-            if arrow.num_rows:
-                con.register("_kp_rows", arrow)
-                try:
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _kp_rows")
-                finally:
-                    con.unregister("_kp_rows")
+        # The sha256 UNIQUE constraint is the duplicate check: no extra query per new file.
+        _insert(con, "raw_files", file_row)
+        _insert(con, "raw_file_contents", content_row)
+        for table, rows in tables.items():
+            if rows.num_rows:
+                _insert(con, table, rows)
         con.execute("COMMIT")
+    except duckdb.ConstraintException as exc:
+        _rollback(con)
+        existing = _stored_as(con, sha256)
+        if existing is None:
+            raise StoreError(f"could not be stored: {exc}") from exc
+        return StoreResult(
+            existing[0],
+            name,
+            "duplicate",
+            parsed.format,
+            0,
+            parsed.runs,
+            existing_disk=existing[1],
+            existing_host=existing[2],
+            existing_name=existing[3],
+        )
+    except (duckdb.FatalException, duckdb.IOException) as exc:
+        _rollback(con)
+        raise StoreError(f"warehouse failure while storing: {exc}", fatal=True) from exc
+    except duckdb.Error as exc:
+        _rollback(con)
+        raise StoreError(f"could not be stored: {exc}") from exc
     except BaseException:
-        con.execute("ROLLBACK")
+        _rollback(con)
         raise
     return StoreResult(file_id, name, "added", parsed.format, len(parsed.records), parsed.runs)
 
 
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """One bulk insert from an Arrow table (DuckDB reads the local `_kp_rows` by name, without a copy)."""
+    _kp_rows = rows  # noqa: F841 - read by DuckDB's replacement scan
+    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _kp_rows")
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back; a connection that is already gone has nothing to roll back, and the first error matters."""
+    with suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
+def _stored_as(con: duckdb.DuckDBPyConnection, sha256: str) -> tuple[str, str, str | None, str] | None:
+    rows = con.execute("SELECT file_id, disk, host, name FROM raw_files WHERE sha256 = ?", [sha256]).fetchall()
+    return rows[0] if rows else None
+
+
+def _file_row(
+    file_id: str,
+    name: str,
+    data: bytes,
+    sha256: str,
+    parsed: ParsedFile,
+    disk: str,
+    host: str | None,
+    tags: Sequence[str],
+    notes: str | None,
+) -> pa.Table:
+    return pa.table(
+        {
+            "file_id": pa.array([file_id]),
+            "name": pa.array([name]),
+            "sha256": pa.array([sha256]),
+            "size_bytes": pa.array([len(data)], pa.int64()),
+            "format": pa.array([parsed.format]),
+            "tool_version": pa.array([parsed.tool_version], pa.string()),
+            "encoding": pa.array([parsed.encoding], pa.string()),
+            "ingested_at": pa.array([datetime.now(UTC)], pa.timestamp("us", tz="UTC")),
+            "disk": pa.array([disk]),
+            "host": pa.array([host], pa.string()),
+            "tags": pa.array([list(tags)], pa.list_(pa.string())),
+            "notes": pa.array([notes], pa.string()),
+            "warnings": pa.array([list(parsed.warnings)], pa.list_(pa.string())),
+            "kneepoint_version": pa.array([__version__]),
+        }
+    )
+
+
+_IO_FIELDS = tuple(
+    f.name for f in fields(IoRecord) if f.name not in ("metadata", "histogram", "histogram_kind", "record")
+)
+_QUERY_IO_FIELDS = tuple(f.name for f in fields(QueryIoRecord) if f.name not in ("tool", "record"))
+_QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name not in ("tool", "record"))
+
+
 def _row_tables(file_id: str, parsed: ParsedFile) -> dict[str, pa.Table]:
-    io: dict[str, list] = {}
-    qio: dict[str, list] = {}
-    qtime: dict[str, list] = {}
-    meta: dict[tuple[int, str], str] = {}
-    hist: dict[str, list] = {"file_id": [], "record_index": [], "bound": [], "bound_unit": [], "value": [], "kind": []}
-
-    def add(cols: dict[str, list], row: dict) -> None:
-        for k, v in row.items():
-            cols.setdefault(k, []).append(v)
-
+    """The file's rows, one Arrow table per raw table, built column by column."""
+    io: list[tuple[int, IoRecord]] = []
+    qio: list[tuple[int, QueryIoRecord]] = []
+    qtime: list[tuple[int, QueryTimeRecord]] = []
     for i, rec in enumerate(parsed.records):
         if isinstance(rec, IoRecord):
-            row = {
-                f.name: getattr(rec, f.name)
-                for f in fields(IoRecord)
-                if f.name not in ("metadata", "histogram", "histogram_kind", "record")
-            }
-            add(io, {"file_id": file_id, "record_index": i, **row})
-            for k, v in rec.metadata.items():
-                meta.setdefault((rec.run_index, k), v)
-            for bound, value in rec.histogram:
-                hist["file_id"].append(file_id)
-                hist["record_index"].append(i)
-                hist["bound"].append(float(bound))
-                hist["bound_unit"].append(rec.latency_unit)
-                hist["value"].append(float(value))
-                hist["kind"].append(rec.histogram_kind)
+            io.append((i, rec))
         elif isinstance(rec, QueryIoRecord):
-            row = {f.name: getattr(rec, f.name) for f in fields(QueryIoRecord) if f.name not in ("tool", "record")}
-            add(qio, {"file_id": file_id, "record_index": i, **row})
+            qio.append((i, rec))
         elif isinstance(rec, QueryTimeRecord):
-            row = {f.name: getattr(rec, f.name) for f in fields(QueryTimeRecord) if f.name not in ("tool", "record")}
-            add(qtime, {"file_id": file_id, "record_index": i, **row})
-    meta_cols = {
-        "file_id": [file_id] * len(meta),
-        "run_index": [k[0] for k in meta],
-        "key": [k[1] for k in meta],
-        "value": list(meta.values()),
-    }
+            qtime.append((i, rec))
+        else:
+            raise TypeError(f"record {i} is a {type(rec).__name__}, not a kneepoint record")
+
+    throughput_units, latency_units = units.throughput_units(), units.latency_units()
+    meta: dict[tuple[int, str], str] = {}
+    h_index: list[int] = []
+    h_bound: list[float] = []
+    h_unit: list[str] = []
+    h_value: list[float] = []
+    h_kind: list[str] = []
+    for i, rec in io:
+        # An unknown unit would become NULL in staging: refuse it here, where the file can be named.
+        if rec.throughput is not None and rec.throughput_unit not in throughput_units:
+            raise ValueError(f"record {i}: unknown throughput unit {rec.throughput_unit!r}")
+        if rec.latency_unit not in latency_units:
+            raise ValueError(f"record {i}: unknown latency unit {rec.latency_unit!r}")
+        for k, v in rec.metadata.items():
+            # Metadata is per run; the run's first record speaks for it.
+            meta.setdefault((rec.run_index, k), None if v is None else str(v))
+        if rec.histogram:
+            if rec.histogram_kind not in HISTOGRAM_KINDS:
+                raise ValueError(f"record {i}: histogram kind {rec.histogram_kind!r} is not one of {HISTOGRAM_KINDS}")
+            n = len(rec.histogram)
+            h_index += [i] * n
+            h_bound += [float(b) for b, _ in rec.histogram]
+            h_value += [float(v) for _, v in rec.histogram]
+            h_unit += [rec.latency_unit] * n
+            h_kind += [rec.histogram_kind] * n
+
     return {
-        "raw_io_records": _arrow(io, _IO_SCHEMA),
-        "raw_query_io": _arrow(qio, _QUERY_IO_SCHEMA),
-        "raw_query_time": _arrow(qtime, _QUERY_TIME_SCHEMA),
-        "raw_run_metadata": _arrow(meta_cols, _META_SCHEMA),
-        "raw_latency_histograms": _arrow(hist, _HIST_SCHEMA),
+        "raw_io_records": _columns(file_id, io, _IO_FIELDS, _IO_SCHEMA),
+        "raw_query_io": _columns(file_id, qio, _QUERY_IO_FIELDS, _QUERY_IO_SCHEMA),
+        "raw_query_time": _columns(file_id, qtime, _QUERY_TIME_FIELDS, _QUERY_TIME_SCHEMA),
+        "raw_run_metadata": pa.table(
+            {
+                "file_id": pa.array([file_id] * len(meta), pa.string()),
+                "run_index": pa.array([k[0] for k in meta], pa.int32()),
+                "key": pa.array([k[1] for k in meta], pa.string()),
+                "value": pa.array(list(meta.values()), pa.string()),
+            }
+        ),
+        "raw_latency_histograms": pa.table(
+            {
+                "file_id": pa.array([file_id] * len(h_index), pa.string()),
+                "record_index": pa.array(h_index, pa.int32()),
+                "bound": pa.array(h_bound, pa.float64()),
+                "bound_unit": pa.array(h_unit, pa.string()),
+                "value": pa.array(h_value, pa.float64()),
+                "kind": pa.array(h_kind, pa.string()),
+            }
+        ),
     }
 
 
-def _arrow(cols: dict[str, list], schema: pa.Schema) -> pa.Table:
-    if not cols or not next(iter(cols.values()), []):
+def _columns(file_id: str, recs: list[tuple[int, object]], names: tuple[str, ...], schema: pa.Schema) -> pa.Table:
+    if not recs:
         return schema.empty_table()
-    return pa.table(
-        {f.name: pa.array(cols.get(f.name, [None] * len(next(iter(cols.values())))), f.type) for f in schema}
-    )
+    cols: dict[str, list] = {"file_id": [file_id] * len(recs), "record_index": [i for i, _ in recs]}
+    for name in names:
+        cols[name] = [getattr(r, name) for _, r in recs]
+    if "inferred" in cols:
+        cols["inferred"] = [list(v) for v in cols["inferred"]]
+    return pa.table({f.name: pa.array(cols[f.name], f.type) for f in schema})
 
 
 _S, _I, _F, _B = pa.string(), pa.int32(), pa.float64(), pa.int64()
@@ -319,7 +431,7 @@ _IO_SCHEMA = pa.schema(
         ("throughput_unit", _S),
         ("latency_unit", _S),
     ]
-    + [(f"latency_{k}", _F) for k in ("avg", "min", "max", "p50", "p95", "p99", "p999")]
+    + [(f"latency_{k}", _F) for k in LATENCY_KEYS]
     + [("inferred", pa.list_(_S))]
 )
 _QUERY_IO_SCHEMA = pa.schema(
@@ -340,17 +452,15 @@ _QUERY_TIME_SCHEMA = pa.schema(
         ("language", _S),
     ]
 )
-_META_SCHEMA = pa.schema([("file_id", _S), ("run_index", _I), ("key", _S), ("value", _S)])
-_HIST_SCHEMA = pa.schema(
-    [("file_id", _S), ("record_index", _I), ("bound", _F), ("bound_unit", _S), ("value", _F), ("kind", _S)]
-)
 
 
 def resolve_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
     """Accept a unique prefix of a file id, as git accepts short hashes."""
+    prefix = file_id.strip().lower()
+    if not prefix:
+        raise KeyError("give a file id (see `kneepoint files`)")
     rows = con.execute(
-        "SELECT file_id FROM raw_files WHERE file_id LIKE ? || '%' ESCAPE '\\'",
-        [file_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")],
+        "SELECT file_id FROM raw_files WHERE starts_with(file_id, ?) ORDER BY file_id", [prefix]
     ).fetchall()
     if not rows:
         raise KeyError(f"no stored file with id {file_id!r} (see `kneepoint files`)")
@@ -360,23 +470,28 @@ def resolve_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
 
 
 def delete_file(con: duckdb.DuckDBPyConnection, file_id: str) -> None:
+    """Remove a file and every row that came from it, all or nothing."""
     con.execute("BEGIN TRANSACTION")
     try:
         for table in RAW_TABLES:
             con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        _rollback(con)
         raise
 
 
 def relabel_file(
     con: duckdb.DuckDBPyConnection, file_id: str, disk: str | None = None, host: str | None = None
 ) -> None:
-    if disk is not None:
-        con.execute("UPDATE raw_files SET disk = ? WHERE file_id = ?", [disk, file_id])
-    if host is not None:
-        con.execute("UPDATE raw_files SET host = ? WHERE file_id = ?", [host or None, file_id])
+    """New labels for stored bytes. `host=''` removes the host label; None leaves a label as it is."""
+    if disk is not None and not disk.strip():
+        raise ValueError("the disk label cannot be empty")
+    con.execute(
+        "UPDATE raw_files SET disk = coalesce(?, disk), host = CASE WHEN ? THEN nullif(?, '') ELSE host END "
+        "WHERE file_id = ?",
+        [disk.strip() if disk is not None else None, host is not None, (host or "").strip(), file_id],
+    )
 
 
 def list_files(con: duckdb.DuckDBPyConnection) -> list[dict]:
@@ -397,11 +512,17 @@ def list_files(con: duckdb.DuckDBPyConnection) -> list[dict]:
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
+def row_counts(con: duckdb.DuckDBPyConnection, file_id: str | None = None) -> dict[str, int]:
+    """Rows per raw table, for one file or the whole warehouse."""
+    where, params = ("WHERE file_id = ?", [file_id]) if file_id else ("", [])
+    return {t: con.execute(f"SELECT count(*) FROM {t} {where}", params).fetchall()[0][0] for t in RAW_TABLES}
+
+
 def file_content(con: duckdb.DuckDBPyConnection, file_id: str) -> tuple[str, bytes]:
-    row = con.execute(
+    rows = con.execute(
         "SELECT f.name, c.content FROM raw_files f JOIN raw_file_contents c USING (file_id) WHERE file_id = ?",
         [file_id],
-    ).fetchone()
-    if row is None:
+    ).fetchall()
+    if not rows:
         raise KeyError(f"no stored file with id {file_id!r}")
-    return row[0], bytes(row[1])
+    return rows[0][0], bytes(rows[0][1])

@@ -15,18 +15,30 @@ from tests.helpers import ROOT, SAMPLE
 KNEEPOINT = [sys.executable, "-m", "app.cli"]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def private_dbt_target(tmp_path_factory):
+    """dbt's target folder for this module's builds (in process and in the CLI subprocesses): other test runs
+    on the machine may build at the same time."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path_factory.mktemp("dbt-target")))
+        yield
+
+
 def run_cli(*args: str, db=None) -> subprocess.CompletedProcess:
     cmd = KNEEPOINT + ([f"--db={db}"] if db else []) + list(args)
     return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 
 def test_sample_warehouse_has_the_sweep(sample_warehouse):
+    # sample_data/fio: 4 KiB random and 128 KiB sequential reads, QD 1..128 x numjobs 1, 2, 4 (README).
     con = duckdb.connect(str(sample_warehouse), read_only=True)
     try:
         rows = con.execute(
             """SELECT pattern, block_size_bytes, count(*), count(DISTINCT threads), count(DISTINCT queue_depth),
                       min(outstanding_io), max(outstanding_io)
-               FROM fct_io_results WHERE tool = 'fio' GROUP BY ALL ORDER BY 1"""
+               FROM fct_io_results
+               WHERE file_id IN (SELECT file_id FROM dim_files WHERE format = 'fio_json')
+               GROUP BY ALL ORDER BY 1"""
         ).fetchall()
     finally:
         con.close()
@@ -80,11 +92,13 @@ def test_ingest_files_relabel_delete_round_trip(tmp_path, sample_fio):
     db = tmp_path / "w.duckdb"
     proc = run_cli("ingest", str(sample_fio[0]), str(sample_fio[1]), "--disk", "P10", "--host", "sql01", db=db)
     assert proc.returncode == 0, proc.stderr
-    assert "2 file(s) added, 16 record(s)" in proc.stdout
+    assert "2 file(s) added, 16 record(s)" in proc.stdout and "models rebuilt" in proc.stdout
 
-    again = run_cli("ingest", str(sample_fio[0]), "--disk", "P10", db=db)
+    again = run_cli("ingest", str(sample_fio[0]), "--disk", "P20", db=db)
     assert again.returncode == 0, again.stderr
-    assert "0 file(s) added" in again.stdout and "already stored" in again.stdout
+    assert "0 file(s) added" in again.stdout and "1 already stored (same sha256)" in again.stdout
+    assert "same bytes (sha256" in again.stdout and "disk 'P10' @ 'sql01'" in again.stdout
+    assert "kneepoint relabel" in again.stdout  # the label given differs from the stored one
 
     files = json.loads(run_cli("files", "--json", db=db).stdout)
     assert [f["records"] for f in files] == [8, 8]
@@ -92,9 +106,14 @@ def test_ingest_files_relabel_delete_round_trip(tmp_path, sample_fio):
     assert {(f["disk"], f["host"], f["format"]) for f in files} == {("P10", "sql01", "fio_json")}
 
     file_id = files[0]["file_id"]
-    assert run_cli("relabel", file_id[:8], "--disk", "P20", db=db).returncode == 0
+    relabelled = run_cli("relabel", file_id[:8], "--disk", "P20", db=db)
+    assert relabelled.returncode == 0, relabelled.stderr
+    assert relabelled.stdout.strip() == f"relabelled {file_id}: disk 'P20', host 'sql01'"
+    assert run_cli("relabel", file_id, "--host", "", db=db).returncode == 0
+    assert run_cli("relabel", file_id, "--disk", " ", db=db).returncode == 2
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT count(*) FROM fct_io_results WHERE disk = 'P20'").fetchone()[0] == 8
+    assert con.execute("SELECT count(*) FROM fct_io_results WHERE disk_key = 'P20'").fetchone()[0] == 8
+    assert con.execute("SELECT disk_key FROM dim_disks ORDER BY 1").fetchall() == [("P10 @ sql01",), ("P20",)]
     con.close()
 
     refused = run_cli("delete", file_id, db=db)  # no --yes and no terminal: refuses
@@ -106,6 +125,23 @@ def test_ingest_files_relabel_delete_round_trip(tmp_path, sample_fio):
         for table in ("raw_files", "raw_io_records", "raw_run_metadata", "raw_latency_histograms", "raw_file_contents"):
             n = con.execute(f"SELECT count(*) FROM {table} WHERE file_id = ?", [file_id]).fetchone()[0]
             assert n == 0, table
+    finally:
+        con.close()
+
+
+def test_ingest_needs_a_disk_label(tmp_path, sample_fio):
+    proc = run_cli("ingest", str(sample_fio[0]), "--disk", "  ", db=tmp_path / "w.duckdb")
+    assert proc.returncode == 2 and "--disk needs a label" in proc.stderr
+
+
+def test_build_on_a_new_warehouse_makes_empty_marts(tmp_path):
+    db = tmp_path / "new.duckdb"
+    proc = run_cli("build", db=db)
+    assert proc.returncode == 0, proc.stderr
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for mart in ("fct_io_results", "fct_query_io", "fct_query_time", "fct_latency_distribution", "dim_disks"):
+            assert con.execute(f"SELECT count(*) FROM {mart}").fetchone()[0] == 0, mart
     finally:
         con.close()
 

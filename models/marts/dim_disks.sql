@@ -14,15 +14,20 @@ per_disk as (
         min(ingested_at) as first_seen_at,
         max(ingested_at) as last_seen_at,
         count(*) as files,
-        sum(io_runs) as runs,
-        sum(statements) as statements
+        sum(io_runs)::bigint as runs,
+        sum(statements)::bigint as statements
     from files
     group by disk, host
 ),
 
 tools as (
     select disk, host, list(distinct tool order by tool) as tools
-    from io_results
+    from (
+        select disk, host, tool from io_results
+        union all
+        -- SET STATISTICS output is SQL Server's own measurement of the disk
+        select disk, host, 'sqlserver' as tool from files where statements > 0
+    )
     group by disk, host
 ),
 

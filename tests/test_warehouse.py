@@ -1,0 +1,412 @@
+"""The raw layer: one transaction per file, sha256 idempotence, relabel/delete, the write lock, and a kill -9
+in the middle of a large ingest."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ingest import warehouse
+from ingest.errors import WarehouseBusy
+from ingest.formats import parse_bytes
+from ingest.load import ingest_inputs
+from ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from ingest.sources import InputFile, iter_paths
+from ingest.warehouse import ROW_TABLES, StoreError, connect, row_counts, store_file
+from tests.helpers import ROOT, SAMPLE, corpus_dir
+
+KNEEPOINT = [sys.executable, "-m", "app.cli"]
+FIO_SAMPLES = sorted((SAMPLE / "fio").glob("*.json"))
+
+
+def fio_variants(folder: Path, n: int) -> list[Path]:
+    """`n` distinct real fio files: the sample sweep with the document timestamp moved by one second each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    texts = [p.read_text(encoding="utf-8") for p in FIO_SAMPLES]
+    paths = []
+    for i in range(n):
+        text, count = re.subn(
+            r'"timestamp" : (\d+)', lambda m, i=i: f'"timestamp" : {int(m[1]) + i}', texts[i % len(texts)], count=1
+        )
+        assert count == 1
+        path = folder / f"v{i:04d}-{FIO_SAMPLES[i % len(texts)].name}"
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def expected_rows(parsed: ParsedFile) -> dict[str, int]:
+    """What one file puts in each row table, counted from its parse (not from the code that stores it)."""
+    io = [r for r in parsed.records if isinstance(r, IoRecord)]
+    return {
+        "raw_io_records": len(io),
+        "raw_query_io": sum(isinstance(r, QueryIoRecord) for r in parsed.records),
+        "raw_query_time": sum(isinstance(r, QueryTimeRecord) for r in parsed.records),
+        "raw_run_metadata": len({(r.run_index, k) for r in io for k in r.metadata}),
+        "raw_latency_histograms": sum(len(r.histogram) for r in io),
+    }
+
+
+def rows_per_file(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (file_id,) in con.execute("SELECT file_id FROM raw_files").fetchall():
+        out[file_id] = dict.fromkeys(ROW_TABLES, 0)
+    for table in ROW_TABLES:
+        for file_id, n in con.execute(f"SELECT file_id, count(*) FROM {table} GROUP BY file_id").fetchall():
+            assert file_id in out, f"{table} holds rows of file {file_id}, which is not in raw_files"
+            out[file_id][table] = n
+    return out
+
+
+def parse_path(path: Path) -> tuple[bytes, ParsedFile]:
+    data = path.read_bytes()
+    return data, parse_bytes(data, str(path))
+
+
+def sha256_of(data: bytes) -> str:
+    return InputFile("x", data).sha256
+
+
+# --- one file, one transaction -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("injected", "raised"),
+    [
+        (duckdb.ConversionException("injected failure on the 3rd table insert"), StoreError),
+        (RuntimeError("injected failure on the 3rd table insert"), RuntimeError),
+        (KeyboardInterrupt(), KeyboardInterrupt),
+    ],
+    ids=["duckdb-error", "python-error", "ctrl-c"],
+)
+def test_a_failure_inside_store_file_leaves_nothing_of_that_file(tmp_path, monkeypatch, injected, raised):
+    con = connect(tmp_path / "w.duckdb")
+    first_data, first = parse_path(FIO_SAMPLES[0])
+    store_file(con, "first.json", first_data, sha256_of(first_data), first, disk="d")
+    before = row_counts(con)
+
+    data, parsed = parse_path(FIO_SAMPLES[1])
+    file_id = sha256_of(data)[:16]
+    calls: list[str] = []
+    real_insert = warehouse._insert
+
+    def insert_failing_on_the_third(con, table, rows):
+        calls.append(table)
+        if len(calls) == 3:
+            raise injected
+        real_insert(con, table, rows)
+
+    monkeypatch.setattr(warehouse, "_insert", insert_failing_on_the_third)
+    with pytest.raises(raised):
+        store_file(con, "second.json", data, sha256_of(data), parsed, disk="d")
+    # Two tables had their rows inserted before the failure: the rollback took them out again.
+    assert calls == ["raw_files", "raw_file_contents", "raw_io_records"]
+    assert row_counts(con, file_id) == dict.fromkeys(warehouse.RAW_TABLES, 0)
+    assert row_counts(con) == before
+
+    # The connection is usable and the same file stores whole afterwards (it is not taken for a duplicate).
+    monkeypatch.setattr(warehouse, "_insert", real_insert)
+    stored = store_file(con, "second.json", data, sha256_of(data), parsed, disk="d")
+    assert stored.status == "added"
+    assert rows_per_file(con)[file_id] == expected_rows(parsed)
+    con.close()
+
+
+@pytest.mark.parametrize("failure", ["parse", "store"])
+def test_a_failure_in_file_7_of_10_is_reported_and_the_others_are_stored(tmp_path, monkeypatch, failure):
+    paths = fio_variants(tmp_path / "in", 10)
+    seventh_sha = sha256_of(paths[6].read_bytes())
+    if failure == "parse":
+        paths[6].write_text('{\n  "fio version" : "fio-3.33",\n  "jobs" : [ {', encoding="utf-8")
+    else:
+        real_insert = warehouse._insert
+
+        def insert(con, table, rows):
+            if table == "raw_latency_histograms" and rows["file_id"][0].as_py() == seventh_sha[:16]:
+                raise duckdb.ConstraintException("injected: histogram rows refused")
+            real_insert(con, table, rows)
+
+        monkeypatch.setattr(warehouse, "_insert", insert)
+    db = tmp_path / "w.duckdb"
+    report = ingest_inputs(db, iter_paths(paths), disk="d", build=False)
+
+    assert [o.status for o in report.outcomes] == ["added"] * 6 + ["error"] + ["added"] * 3
+    reason = report.outcomes[6].reason or ""
+    assert reason.startswith(str(paths[6]))
+    assert ("cut short or malformed" if failure == "parse" else "injected: histogram rows refused") in reason
+    con = connect(db, read_only=True)
+    try:
+        stored = rows_per_file(con)
+        assert len(stored) == 9 and seventh_sha[:16] not in stored
+        for path in paths[:6] + paths[7:]:
+            data, parsed = parse_path(path)
+            assert stored[sha256_of(data)[:16]] == expected_rows(parsed), path.name
+    finally:
+        con.close()
+
+
+def test_a_warehouse_failure_stops_the_ingest_after_reporting_the_file(tmp_path, monkeypatch):
+    paths = fio_variants(tmp_path / "in", 10)
+    real_insert = warehouse._insert
+    calls = {"files": 0}
+
+    def insert(con, table, rows):
+        if table == "raw_files":
+            calls["files"] += 1
+            if calls["files"] == 7:
+                raise duckdb.IOException("injected: No space left on device")
+        real_insert(con, table, rows)
+
+    monkeypatch.setattr(warehouse, "_insert", insert)
+    db = tmp_path / "w.duckdb"
+    report = ingest_inputs(db, iter_paths(paths), disk="d", build=True)
+    # Files 8-10 are not tried once the warehouse itself fails, and nothing is built.
+    assert [o.status for o in report.outcomes] == ["added"] * 6 + ["error"]
+    assert report.aborted is not None and "No space left on device" in report.aborted
+    assert report.build is None
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM raw_files").fetchall()[0][0] == 6
+    con.close()
+
+
+def test_a_record_in_an_unknown_unit_is_refused_with_its_file_named(tmp_path):
+    data, parsed = parse_path(FIO_SAMPLES[0])
+    parsed.records[3].throughput_unit = "MBps"
+    con = connect(tmp_path / "w.duckdb")
+    with pytest.raises(StoreError, match=r"record 3: unknown throughput unit 'MBps'"):
+        store_file(con, "x.json", data, sha256_of(data), parsed, disk="d")
+    assert row_counts(con) == dict.fromkeys(warehouse.RAW_TABLES, 0)
+    con.close()
+
+
+# --- idempotence, relabel, delete ----------------------------------------------------------------------------
+
+
+def test_ingesting_every_corpus_file_twice_leaves_all_row_counts_unchanged(tmp_path):
+    corpus = corpus_dir()
+    db = tmp_path / "w.duckdb"
+    first = ingest_inputs(db, iter_paths([corpus]), disk="corpus", build=False)
+    added = {o.name: o.file_id for o in first.added}
+    assert len(added) >= 30, [o.reason for o in first.errors]
+    con = connect(db, read_only=True)
+    counts = row_counts(con)
+    con.close()
+
+    second = ingest_inputs(db, iter_paths([corpus]), disk="corpus", build=False)
+    con = connect(db, read_only=True)
+    try:
+        assert row_counts(con) == counts
+    finally:
+        con.close()
+    assert not second.added
+    assert {o.name: o.file_id for o in second.duplicates} == added
+    assert {o.name for o in second.errors} == {o.name for o in first.errors}
+    for outcome in second.duplicates:
+        assert "same bytes (sha256" in (outcome.reason or "") and outcome.file_id in (outcome.reason or "")
+
+
+def test_same_bytes_under_another_label_point_to_relabel(tmp_path):
+    db = tmp_path / "w.duckdb"
+    first = ingest_inputs(db, iter_paths([FIO_SAMPLES[0]]), disk="P10", host="sql01", build=False)
+    file_id = first.added[0].file_id
+    again = ingest_inputs(db, iter_paths([FIO_SAMPLES[0]]), disk="P20", build=False)
+    (outcome,) = again.outcomes
+    assert outcome.status == "duplicate" and outcome.file_id == file_id
+    assert "disk 'P10' @ 'sql01'" in (outcome.reason or "")
+    assert f"kneepoint relabel {file_id} --disk" in (outcome.reason or "")
+
+    con = connect(db)
+    try:
+        warehouse.relabel_file(con, file_id, disk="P20")
+        assert con.execute("SELECT disk, host FROM raw_files").fetchall() == [("P20", "sql01")]
+        warehouse.relabel_file(con, file_id, host="")
+        assert con.execute("SELECT disk, host FROM raw_files").fetchall() == [("P20", None)]
+        with pytest.raises(ValueError, match="cannot be empty"):
+            warehouse.relabel_file(con, file_id, disk=" ")
+    finally:
+        con.close()
+
+
+def test_delete_removes_every_row_of_the_file_and_the_bytes_can_come_back(tmp_path):
+    db = tmp_path / "w.duckdb"
+    report = ingest_inputs(db, iter_paths(FIO_SAMPLES[:2]), disk="d", build=False)
+    gone, kept = (o.file_id for o in report.added)
+    con = connect(db)
+    try:
+        kept_rows = row_counts(con, kept)
+        warehouse.delete_file(con, warehouse.resolve_file_id(con, gone[:6]))
+        assert row_counts(con, gone) == dict.fromkeys(warehouse.RAW_TABLES, 0)
+        assert row_counts(con, kept) == kept_rows
+    finally:
+        con.close()
+    again = ingest_inputs(db, iter_paths(FIO_SAMPLES[:1]), disk="d", build=False)
+    assert [o.status for o in again.outcomes] == ["added"] and again.outcomes[0].file_id == gone
+
+
+def test_resolve_file_id_takes_a_unique_prefix(tmp_path):
+    db = tmp_path / "w.duckdb"
+    # 20 files: two ids share their first hex digit (there are 16), so that digit is ambiguous.
+    report = ingest_inputs(db, iter_paths(fio_variants(tmp_path / "in", 20)), disk="d", build=False)
+    ids = [o.file_id for o in report.added]
+    firsts = [i[0] for i in ids]
+    shared = next(c for c in firsts if firsts.count(c) > 1)
+    con = connect(db, read_only=True)
+    try:
+        assert warehouse.resolve_file_id(con, ids[0][:10].upper()) == ids[0]
+        with pytest.raises(KeyError, match="no stored file"):
+            warehouse.resolve_file_id(con, "zz")
+        with pytest.raises(KeyError, match="ambiguous"):
+            warehouse.resolve_file_id(con, shared)
+        with pytest.raises(KeyError, match="give a file id"):
+            warehouse.resolve_file_id(con, " ")
+    finally:
+        con.close()
+
+
+def test_connect_completes_the_schema_of_an_older_warehouse(tmp_path):
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE raw_files (file_id VARCHAR PRIMARY KEY, name VARCHAR)")
+    con.close()
+    con = connect(db)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert tables >= set(warehouse.RAW_TABLES)
+    finally:
+        con.close()
+
+
+# --- the write lock ------------------------------------------------------------------------------------------
+
+HOLD = "import duckdb, sys; con = duckdb.connect(sys.argv[1]); print('holding', flush=True); sys.stdin.read()"
+
+
+@pytest.fixture
+def held_warehouse(tmp_path):
+    """A warehouse another process holds open for writing until the test closes its stdin."""
+    db = tmp_path / "held.duckdb"
+    connect(db).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "holding"
+    yield db, holder
+    if holder.poll() is None:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+def test_connect_waits_then_names_the_process_that_holds_the_warehouse(held_warehouse):
+    db, holder = held_warehouse
+    started = time.monotonic()
+    with pytest.raises(WarehouseBusy) as err:
+        connect(db, wait_s=0.6)
+    waited = time.monotonic() - started
+    assert 0.6 <= waited < 5
+    assert f"held by process {holder.pid} (" in str(err.value)
+    assert "waited 0.6 s" in str(err.value)
+
+
+def test_a_command_fails_clearly_after_the_bounded_wait(held_warehouse, sample_fio):
+    db, holder = held_warehouse
+    env = dict(os.environ, KNEEPOINT_LOCK_WAIT_S="1")
+    for args in (["files"], ["ingest", str(sample_fio[0]), "--disk", "d", "--no-build"]):
+        proc = subprocess.run(
+            [*KNEEPOINT, "--db", str(db), *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120
+        )
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.startswith(f"kneepoint: warehouse busy: {db} is held by process {holder.pid} (")
+        assert "waited 1 s" in proc.stderr
+
+
+def test_a_command_proceeds_when_the_holder_lets_go_within_the_wait(held_warehouse, sample_fio):
+    db, holder = held_warehouse
+    env = dict(os.environ, KNEEPOINT_LOCK_WAIT_S="60")
+    cmd = [*KNEEPOINT, "--db", str(db), "ingest", str(sample_fio[0]), "--disk", "d", "--no-build"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+    time.sleep(3)  # the command is started and waiting for the lock
+    assert proc.poll() is None
+    holder.stdin.close()
+    holder.wait(timeout=30)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert "1 file(s) added" in out
+
+
+# --- kill -9 in the middle of a large ingest -----------------------------------------------------------------
+
+
+def test_kill_9_mid_ingest_leaves_whole_files_and_a_rerun_completes_it(tmp_path, monkeypatch):
+    from ingest.build import build_models
+
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "dbt-target"))
+    paths = fio_variants(tmp_path / "in", 500)
+    db = tmp_path / "w.duckdb"
+    cmd = [*KNEEPOINT, "--db", str(db), "ingest", str(tmp_path / "in"), "--disk", "d", "--no-build"]
+
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    added_lines = 0
+    for line in proc.stdout:
+        added_lines += line.startswith("added")
+        if added_lines == 120:  # files are being stored, one after another: kill in the middle
+            proc.send_signal(signal.SIGKILL)
+            break
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL
+
+    expected = {}
+    for path in paths:
+        data, parsed = parse_path(path)
+        expected[sha256_of(data)[:16]] = expected_rows(parsed)
+
+    con = connect(db)  # opens (replaying the log of the committed files)
+    try:
+        stored = rows_per_file(con)  # also: no rows of a file that is not in raw_files
+        contents = con.execute("SELECT count(*) FROM raw_file_contents").fetchall()[0][0]
+    finally:
+        con.close()
+    assert 120 <= len(stored) < 500
+    assert contents == len(stored)
+    for file_id, rows in stored.items():
+        assert rows == expected[file_id], file_id
+    assert build_models(db).success
+
+    rerun = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"{500 - len(stored)} file(s) added" in rerun.stdout
+    assert f"{len(stored)} already stored" in rerun.stdout
+    con = connect(db, read_only=True)
+    try:
+        assert rows_per_file(con) == expected
+        assert con.execute("SELECT count(*), count(DISTINCT sha256) FROM raw_files").fetchall() == [(500, 500)]
+    finally:
+        con.close()
+
+
+def test_files_json_lists_what_is_stored(tmp_path, sample_fio):
+    db = tmp_path / "w.duckdb"
+    ingest_inputs(db, iter_paths(sample_fio[:2]), disk="P10", host="sql01", build=False)
+    proc = subprocess.run(
+        [*KNEEPOINT, "--db", str(db), "files", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    files = json.loads(proc.stdout)
+    keys = {"file_id", "name", "sha256", "format", "disk", "host", "records", "ingested_at"}
+    assert [set(f) for f in files] == [keys, keys]
+    assert {f["name"] for f in files} == {p.name for p in sample_fio[:2]}
+    records = {p.name: len(parse_path(p)[1].records) for p in sample_fio[:2]}
+    for f in files:
+        assert f["file_id"] == f["sha256"][:16] and f["format"] == "fio_json"
+        assert f["records"] == records[f["name"]] and f["disk"] == "P10" and f["host"] == "sql01"
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", f["ingested_at"])
