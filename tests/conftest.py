@@ -1,11 +1,18 @@
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import SAMPLE
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_dbt_target(tmp_path_factory) -> None:
+    """dbt writes manifests to its target folder: keep test runs off ./target and off each other."""
+    os.environ.setdefault("KNEEPOINT_DBT_TARGET", str(tmp_path_factory.mktemp("dbt-target")))
 
 
 @pytest.fixture(scope="session")
