@@ -1,0 +1,793 @@
+"""fio's normal text output (`--output-format=normal`, the default), fio 2.x and 3.x.
+
+Input (fio-3.19, trimmed)::
+
+    random-read-4KB-8Thread: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) 4096B-4096B, (T) 4096B-4096B, \
+ioengine=posixaio, iodepth=1
+    ...
+    fio-3.19
+    Starting 8 processes
+
+    random-read-4KB-8Thread: (groupid=0, jobs=8): err= 0: pid=15451: Wed Dec 30 10:31:06 2020
+      read: IOPS=59.6k, BW=233MiB/s (244MB/s)(2328MiB/10001msec)
+        clat (nsec): min=291, max=11807k, avg=133490.72, stdev=230961.49
+         lat (usec): min=4, max=11809, avg=133.92, stdev=231.02
+        clat percentiles (usec):
+         |  1.00th=[   59],  5.00th=[   69], 10.00th=[   92], 20.00th=[  111],
+         | 50.00th=[  125], 95.00th=[  163], 99.00th=[  194], 99.90th=[ 2057],
+      lat (usec)   : 2=0.01%, 10=0.01%, 20=0.01%, 50=0.08%, 100=14.43%
+      IO depths    : 1=100.0%, 2=0.0%, 4=0.0%, 8=0.0%, 16=0.0%, 32=0.0%, >=64=0.0%
+         issued rwts: total=595942,0,0,0 short=0,0,0,0 dropped=0,0,0,0
+         latency   : target=0, window=0, percentile=100.00%, depth=1
+
+    Run status group 0 (all jobs):
+       READ: bw=233MiB/s (244MB/s), 233MiB/s-233MiB/s (244MB/s-244MB/s), io=2328MiB (2441MB), run=10001-10001msec
+
+fio 2.x prints the direction line as ``read : io=32708KB, bw=557417B/s, iops=136, runt= 60086msec`` and
+``issued    : total=r=8177/w=8200/d=0``.
+
+Records (normalized)::
+
+    {"record": "io", "tool": "fio", "tool_version": "3.19", "run_index": 0, "source_line": 12,
+     "pattern": "random", "operation": "read", "read_pct": 100.0, "direction": "read",
+     "block_size_bytes": 4096, "threads": 8, "queue_depth": 1, "duration_s": 10.001, "iops": 59588.04,
+     "throughput_bytes_per_s": 244318208, "latency_avg_ms": 0.13392, "latency_min_ms": 0.004,
+     "latency_max_ms": 11.809, "latency_p50_ms": 0.125, "latency_p99_ms": 0.194, ...}
+
+Rules:
+- One run = one job result block (`name: (groupid=G, jobs=N): err= ...`), one record per direction with
+  I/O (`read`, `write`; `mixed` under unified_rw_reporting gives direction `total`; trim is skipped).
+  Blocks of one job reported per clone (numjobs without group_reporting: same name and group id within
+  one fio invocation) are combined: IOPS and throughput summed, mean latency weighted by I/O count,
+  min/max over clones, percentiles null (text has no bins to merge), threads = the clones' `jobs=`.
+- The job header line (`name: (g=G): rw=..., bs=..., ioengine=..., iodepth=...`) gives pattern,
+  operation, block size, engine and asked queue depth; it is matched to blocks by name and group. A
+  `...` line under it (numjobs > 1) is noted; threads come from the block's `jobs=N`.
+- Without a header (a pasted block): the queue depth from `latency : ... depth=N` (fio prints the
+  iodepth there), else the busiest `IO depths` bucket; the operation from the directions with I/O; the
+  pattern from the job name (`rand...`), else fio's default sequential; the block size from bytes /
+  I/Os snapped to a power of two or 512 bytes; all listed in `inferred`. A mixed job's read_pct is the
+  measured share of read I/Os (fio prints no rwmixread), rounded to a whole percent, inferred.
+- Queue depth capped: a synchronous engine (sync, psync, ...) or fio's note `... queue depth will be
+  capped at 1` (for jobs whose engine is synchronous or unknown) or, with no engine known, `IO depths :
+  1=100.0%` under an iodepth above 1: queue depth 1 (inferred), the asked one in `queue_depth_asked`.
+- IOPS: issued I/Os x 1000 / runtime (fio's own formula, before it rounds to `59.6k`), else as printed.
+- Throughput: the `BW=` value in the unit printed (3.x: `233MiB/s`; fio 2.x's `KB/s`, `MB/s` are
+  binary, so KiB/s, MiB/s). Where the binary and decimal figures disagree (fio 3.0's num2str carry
+  bug printed `11.0MiB/s (12.6MB/s)`), the one that matches io / runtime wins.
+- Latency: mean/min/max of the `lat` line (else `clat`), in its unit (nsec -> ns, usec -> us, msec ->
+  ms); percentiles of `lat` where printed, else `clat`, converted to that unit. The `lat (usec)   :
+  250=84.91%` distribution becomes a `share` histogram (completion latency, fio's own buckets; the
+  open `>=2000` ms bucket is bounded by the max latency) on single-direction jobs.
+- Several fio invocations in one file (header lines, `fio-X`, `Starting N processes` after results, or
+  blocks after `Run status group`) are separate; notes, `Jobs: ...` progress lines, `Laying out IO
+  file`, shell prompts and blank lines are skipped. `Disk stats` names the target device.
+- Text next to fio's JSON of the same jobs (`--output-format=normal,json`) is left to fio_json (a
+  ParseError here), since the JSON is the complete copy.
+- started_at stays empty: fio prints the time it reported, not when the job started (kept as
+  `reported_at`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ingest.errors import ParseError
+from ingest.formats import fio_json
+from ingest.formats.fio_json import CAPPED_NOTE, SYNC_ENGINES, snap_block_size
+from ingest.records import IoRecord
+from ingest.textio import size_to_bytes
+
+NAME = "fio_text"
+TOOL = "fio"
+
+_NUM = r"[0-9]{1,20}(?:\.[0-9]{1,12})?"
+_HEADER = re.compile(r"^(?P<name>.{0,512}?): \(g=(?P<g>[0-9]{1,9})\): rw=(?P<rw>[a-z]{1,16}),\s*(?P<rest>.*)$")
+_RESULT = re.compile(
+    r"^(?P<name>.{0,512}?): \(groupid=(?P<g>[0-9]{1,9}), jobs=(?P<jobs>[0-9]{1,9})\): "
+    r"err=\s*(?P<err>-?[0-9]{1,9})(?P<rest>.*)$"
+)
+_VERSION = re.compile(r"^fio[- ]v?([0-9]{1,3}\.[0-9]{1,3}[0-9A-Za-z.+_-]{0,40})\s*$")
+_STARTING = re.compile(r"^Starting ([0-9]{1,9}) (?:process|thread)")
+_DIR3 = re.compile(
+    rf"^(?P<dir>read|write|trim|mixed)\s*: IOPS=(?P<iops>{_NUM})(?P<ik>[kMGTPE]?), "
+    rf"BW=(?P<bw>{_NUM})(?P<bwp>[kKMGTPE]?i?)(?P<bwu>B|bit)/s"
+    rf"(?: \((?P<bw2>{_NUM})(?P<bwp2>[kKMGTPE]?i?)(?P<bwu2>B|bit)/s\))?"
+    rf"(?:\((?P<io>{_NUM})(?P<iop>[kKMGTPE]?i?)B/(?P<run>[0-9]{{1,12}})msec\))?"
+)
+_DIR2 = re.compile(
+    rf"^(?P<dir>read|write|trim|mixed)\s*: io=(?P<io>{_NUM})(?P<iop>[KMGTPE]?i?)B, "
+    rf"bw=(?P<bw>{_NUM})(?P<bwp>[KMGTPE]?i?)(?P<bwu>B|bit)/s, "
+    rf"iops=\s*(?P<iops>{_NUM})(?P<ik>[KMGTPE]?)\s*, runt=\s*(?P<run>[0-9]{{1,12}})\s*msec"
+)
+_LAT_STAT = re.compile(
+    rf"^(?P<kind>slat|clat|lat)\s+\((?P<unit>nsec|usec|msec)\)\s*:\s*min=\s*(?P<min>{_NUM})(?P<mink>[kKMG]?),"
+    rf"\s*max=\s*(?P<max>{_NUM})(?P<maxk>[kKMG]?),\s*avg=\s*(?P<avg>{_NUM})"
+)
+_PCT_HEAD = re.compile(r"^(?P<kind>[a-z ]{1,40}?) percentiles \((?P<unit>nsec|usec|msec)\)\s*:")
+_PCT_ENTRY = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,6})?)th=\[\s*([0-9]{1,20})\]")
+_LAT_DIST = re.compile(r"^lat \((?P<unit>nsec|usec|msec)\)\s*:\s*(?P<entries>(?:>=)?[0-9].*)$")
+_DIST_ENTRY = re.compile(r"(>=)?([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4})?)%")
+_ISSUED3 = re.compile(r"^issued rwts?\s*: total=([0-9]{1,20}),([0-9]{1,20})")
+_ISSUED2 = re.compile(r"^issued\s*: total=r=([0-9]{1,20})/w=([0-9]{1,20})")
+_DEPTH = re.compile(r"^latency\s*: target=.{0,80}depth=([0-9]{1,9})")
+_IO_DEPTHS = re.compile(r"^IO depths\s*:\s*(.*)$")
+_DEPTH_ENTRY = re.compile(r"(>=)?([0-9]{1,4})=([0-9]{1,3}(?:\.[0-9]{1,4})?)%")
+_DISK = re.compile(r"^(\S{1,128}): ios=[0-9]")
+_SZ = r"[0-9][^\s,/-]{0,23}"
+_BS3 = re.compile(rf"bs=\(R\) ({_SZ})-({_SZ}), \(W\) ({_SZ})-({_SZ})(?P<seqrand>, bs_is_seq_rand)?")
+_BS2 = re.compile(rf"bs(?P<seqrand>\(seq/rand\))?=({_SZ})-({_SZ})/({_SZ})-({_SZ})")
+_BS1 = re.compile(r"bs=([0-9]{1,12})-([0-9]{1,12})")
+_BS_TEXT = re.compile(r"bs(?:\(seq/rand\))?=(.{1,200}?),? ioengine=")
+_ENGINE = re.compile(r"ioengine=([^,\s]{1,64})")
+_IODEPTH = re.compile(r"iodepth=([0-9]{1,9})")
+
+_RW = {
+    "read": ("sequential", "read"),
+    "write": ("sequential", "write"),
+    "randread": ("random", "read"),
+    "randwrite": ("random", "write"),
+    "rw": ("sequential", "mixed"),
+    "readwrite": ("sequential", "mixed"),
+    "randrw": ("random", "mixed"),
+}
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+_NS = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
+_UNIT = {"nsec": "ns", "usec": "us", "msec": "ms"}
+_PCT_KEYS = {"50.00": "p50", "95.00": "p95", "99.00": "p99", "99.90": "p999"}
+_POW = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
+# Throughput units a record may carry (dbt_project.yml), by power of the prefix.
+_BINARY_UNITS = ("B/s", "KiB/s", "MiB/s", "GiB/s")
+_DECIMAL_UNITS = ("B/s", "kB/s", "MB/s", "GB/s")
+_UNIT_BYTES = {"B/s": 1, "KiB/s": 1024, "MiB/s": 1024**2, "GiB/s": 1024**3, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
+
+
+@dataclass(slots=True)
+class _Header:
+    name: str
+    groupid: int
+    rw: str
+    line: int
+    bs_read: tuple[int, int] | None = None
+    bs_write: tuple[int, int] | None = None
+    bs_text: str | None = None
+    seq_rand: bool = False
+    ioengine: str | None = None
+    iodepth: int | None = None
+    clones_hint: bool = False  # a `...` line: numjobs > 1
+
+
+@dataclass(slots=True)
+class _Direction:
+    line: int
+    iops: float | None = None
+    throughput: float | None = None
+    throughput_unit: str = "B/s"
+    io_bytes: float | None = None
+    runtime_ms: float | None = None
+    lat: dict[str, tuple[str, float | None, float | None, float | None]] = field(default_factory=dict)
+    pct: dict[str, tuple[str, dict[str, float]]] = field(default_factory=dict)
+    bw_note: str | None = None
+
+
+@dataclass(slots=True)
+class _Block:
+    name: str
+    groupid: int
+    jobs: int
+    line: int
+    error: int = 0
+    pasted: bool = False  # no `name: (groupid=...)` line: jobs= unknown
+    reported_at: str | None = None
+    dirs: dict[str, _Direction] = field(default_factory=dict)
+    lat_dist: list[tuple[str, bool, float, float]] = field(default_factory=list)  # unit, open, bound, share
+    issued: tuple[int, int] | None = None
+    depth: int | None = None
+    io_depths: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Invocation:
+    headers: dict[tuple[str, int], _Header] = field(default_factory=dict)
+    blocks: list[_Block] = field(default_factory=list)
+    version: str | None = None
+    processes: int | None = None
+    capped_note: bool = False
+    finished: bool = False  # `Run status group` or `Disk stats` seen: no more job blocks
+    disk: str | None = None
+
+
+def detect(text: str) -> float:
+    head = text[:65536]
+    if '"fio version"' in head and '"jobs"' in head and "(groupid=" not in head:
+        return 0.0  # fio JSON
+    has_result = _RESULT_SEARCH.search(head) is not None
+    has_dir = _DIR_SEARCH.search(head) is not None
+    has_header = _HEADER_SEARCH.search(head) is not None
+    if has_result and has_dir:
+        return 0.9
+    if has_header and (has_dir or _VERSION_SEARCH.search(head)):
+        return 0.8
+    if has_dir:
+        return 0.6
+    return 0.0
+
+
+_RESULT_SEARCH = re.compile(r": \(groupid=[0-9]{1,9}, jobs=[0-9]{1,9}\): err=")
+_HEADER_SEARCH = re.compile(r": \(g=[0-9]{1,9}\): rw=[a-z]{1,16}, ")
+_DIR_SEARCH = re.compile(
+    r"^\s{0,16}(?:read|write|mixed)\s?: (?:IOPS=[0-9.]{1,24}[kMG]?, BW=|io=[0-9.]{1,24}[KMGTP]?i?B, bw=)",
+    re.MULTILINE,
+)
+_VERSION_SEARCH = re.compile(r"^fio-[0-9]{1,3}\.[0-9]", re.MULTILINE)
+
+
+def parse(text: str) -> list[IoRecord]:
+    invocations = _read(text)
+    if '"fio version"' in text:
+        _refuse_copy_of_json(text, invocations)
+    records: list[IoRecord] = []
+    run_index = 0
+    for inv in invocations:
+        groups: dict[tuple[str, int], list[_Block]] = {}
+        for block in inv.blocks:
+            groups.setdefault((block.name, block.groupid), []).append(block)
+        for (name, groupid), blocks in groups.items():
+            header = inv.headers.get((name, groupid)) or _header_by_name(inv, name)
+            recs = _records(inv, header, blocks, run_index)
+            if recs:
+                records.extend(recs)
+                run_index += 1
+    if not records:
+        raise ParseError("no fio result found (a `name: (groupid=...)` block with read/write lines)", _first(text))
+    return records
+
+
+def _refuse_copy_of_json(text: str, invocations: list[_Invocation]) -> None:
+    """`--output-format=normal,json` writes the same jobs twice: the JSON is the complete copy, so the text
+    stands down (and the file is read as fio_json). Text of other jobs is a separate run and is kept."""
+    try:
+        json_records = fio_json.parse(text)
+    except ParseError:
+        return
+    names = {r.metadata.get("jobname") for r in json_records}
+    blocks = [b for inv in invocations for b in inv.blocks]
+    if blocks and all(b.name in names for b in blocks):
+        raise ParseError(
+            "fio's text output beside its JSON output of the same jobs (--output-format=normal,json): "
+            "read the file as fio_json",
+            min(r.source_line for r in json_records),
+        )
+
+
+def _header_by_name(inv: _Invocation, name: str) -> _Header | None:
+    found = [h for (n, _g), h in inv.headers.items() if n == name]
+    if len(found) == 1:
+        return found[0]
+    if not name and len(inv.headers) == 1:
+        return next(iter(inv.headers.values()))
+    return None
+
+
+def _first(text: str) -> int:
+    for i, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            return i
+    return 1
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+def _read(text: str) -> list[_Invocation]:
+    invocations: list[_Invocation] = [_Invocation()]
+    inv = invocations[0]
+    block: _Block | None = None
+    direction: _Direction | None = None
+    pct_target: dict[str, float] | None = None
+    last_header: _Header | None = None
+    in_disk_stats = False
+
+    def new_invocation() -> _Invocation:
+        nonlocal block, direction, pct_target
+        block = direction = pct_target = None
+        fresh = _Invocation()
+        invocations.append(fresh)
+        return fresh
+
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        if not line:
+            continue
+        if len(line) > 4096:
+            continue  # not fio's output
+        if line[0] == "|":
+            if pct_target is not None:
+                for p, v in _PCT_ENTRY.findall(line):
+                    pct_target[_pct_key(p)] = float(v)
+            continue
+        pct_target = None
+
+        m = _RESULT.match(line)
+        if m:
+            if inv.finished:
+                inv = new_invocation()
+            name = m["name"]
+            if "]" in name:  # glued to a `Jobs: ...[eta 00m:00s]` progress line
+                name = name.rsplit("]", 1)[1].strip()
+            block = _Block(name=name, groupid=int(m["g"]), jobs=max(1, int(m["jobs"])), line=lineno)
+            block.error = int(m["err"])
+            rest = m["rest"]
+            if ": pid=" in rest:
+                after = rest.split(": pid=", 1)[1]
+                if ": " in after:
+                    block.reported_at = after.split(": ", 1)[1].strip() or None
+            inv.blocks.append(block)
+            direction = None
+            in_disk_stats = False
+            continue
+
+        m = _DIR3.match(line) or _DIR2.match(line)
+        if m:
+            if block is None or inv.finished:
+                if inv.finished:
+                    inv = new_invocation()
+                block = _Block(name="", groupid=0, jobs=1, line=lineno, pasted=True)  # without its block line
+                inv.blocks.append(block)
+            direction = _direction(m, lineno)
+            if m["dir"] != "trim" and m["dir"] not in block.dirs:
+                block.dirs[m["dir"]] = direction
+            continue
+
+        m = _LAT_STAT.match(line)
+        if m:
+            if direction is not None:
+                direction.lat[m["kind"]] = (
+                    m["unit"],
+                    _scaled(m["min"], m["mink"]),
+                    _scaled(m["max"], m["maxk"]),
+                    float(m["avg"]),
+                )
+            continue
+
+        m = _PCT_HEAD.match(line)
+        if m:
+            if direction is not None and m["kind"] in ("clat", "lat", "slat"):
+                pct_target = {}
+                direction.pct[m["kind"]] = (m["unit"], pct_target)
+                for p, v in _PCT_ENTRY.findall(line):
+                    pct_target[_pct_key(p)] = float(v)
+            continue
+
+        m = _LAT_DIST.match(line)
+        if m and block is not None and "min=" not in line:
+            for open_, bound, share in _DIST_ENTRY.findall(m["entries"]):
+                block.lat_dist.append((m["unit"], bool(open_), float(bound), float(share)))
+            continue
+
+        if block is not None:
+            m = _ISSUED3.match(line) or _ISSUED2.match(line)
+            if m:
+                block.issued = (int(m[1]), int(m[2]))
+                continue
+            m = _DEPTH.match(line)
+            if m:
+                block.depth = int(m[1])
+                continue
+            m = _IO_DEPTHS.match(line)
+            if m:
+                for _open, depth, share in _DEPTH_ENTRY.findall(m[1]):
+                    block.io_depths[int(depth)] = float(share)
+                continue
+
+        m = _HEADER.match(line)
+        if m:
+            if inv.blocks:
+                inv = new_invocation()
+            last_header = _header(m, lineno)
+            inv.headers.setdefault((last_header.name, last_header.groupid), last_header)
+            in_disk_stats = False
+            continue
+        if line == "...":
+            if last_header is not None and not inv.blocks:
+                last_header.clones_hint = True
+            continue
+        m = _VERSION.match(line)
+        if m:
+            if inv.blocks:
+                inv = new_invocation()
+            inv.version = m[1]
+            continue
+        m = _STARTING.match(line)
+        if m:
+            if inv.blocks:
+                inv = new_invocation()
+            inv.processes = sum(int(n) for n in re.findall(r"([0-9]{1,9}) (?:process|thread)", line))
+            continue
+        if CAPPED_NOTE in line:
+            inv.capped_note = True
+            continue
+        if line.startswith("Run status group"):
+            inv.finished = True
+            block = direction = None
+            continue
+        if line.startswith("Disk stats"):
+            inv.finished = True
+            block = direction = None
+            in_disk_stats = True
+            continue
+        if in_disk_stats and inv.disk is None:
+            m = _DISK.match(line)
+            if m:
+                inv.disk = m[1]
+            continue
+    return [inv for inv in invocations if inv.blocks]
+
+
+def _pct_key(p: str) -> str:
+    return f"{float(p):.2f}"
+
+
+def _scaled(number: str, suffix: str) -> float:
+    return float(number) * _SI[suffix]
+
+
+def _header(m: re.Match[str], lineno: int) -> _Header:
+    h = _Header(name=m["name"], groupid=int(m["g"]), rw=m["rw"], line=lineno)
+    rest = m["rest"]
+    b3 = _BS3.search(rest)
+    if b3:
+        h.bs_read = _size_range(b3[1], b3[2], decimal_prefixes=True)
+        h.bs_write = _size_range(b3[3], b3[4], decimal_prefixes=True)
+        h.seq_rand = b3["seqrand"] is not None
+    elif b2 := _BS2.search(rest):
+        h.bs_read = _size_range(b2[2], b2[3], decimal_prefixes=False)
+        h.bs_write = _size_range(b2[4], b2[5], decimal_prefixes=False)
+        h.seq_rand = b2["seqrand"] is not None
+    elif b1 := _BS1.search(rest):
+        h.bs_read = h.bs_write = _size_range(b1[1], b1[2], decimal_prefixes=False)
+    if t := _BS_TEXT.search(rest):
+        h.bs_text = t[1]
+    if e := _ENGINE.search(rest):
+        h.ioengine = e[1]
+    if d := _IODEPTH.search(rest):
+        h.iodepth = int(d[1])
+    return h
+
+
+def _size_range(low: str, high: str, decimal_prefixes: bool) -> tuple[int, int] | None:
+    try:
+        return _size(low, decimal_prefixes), _size(high, decimal_prefixes)
+    except ValueError:
+        return None
+
+
+def _size(value: str, decimal_prefixes: bool) -> int:
+    """fio 3 prints `4096B`, `128KiB`, `16.0KiB` (or `131kB` under kb_base=1000); fio 2 `4K`, `1M` (binary)."""
+    if decimal_prefixes and re.fullmatch(r"[0-9.]+[kKMGTP]B", value):
+        size = size_to_bytes(value, base=1000)
+        snapped = snap_block_size(size)
+        if snapped and abs(snapped - size) <= 0.005 * size:
+            return snapped  # rounded binary size printed in decimal units
+        return size
+    size = size_to_bytes(value)
+    if size <= 0 or size > 1 << 40:
+        raise ValueError(value)
+    return size
+
+
+def _direction(m: re.Match[str], lineno: int) -> _Direction:
+    d = _Direction(line=lineno)
+    fio2 = m.re is _DIR2
+    d.iops = _scaled(m["iops"], m["ik"])
+    d.runtime_ms = float(m["run"]) if m["run"] else None
+    if m["io"]:
+        d.io_bytes = _bytes(float(m["io"]), m["iop"], fio2)
+    tput, unit, bps = _rate(float(m["bw"]), m["bwp"], m["bwu"], fio2)
+    if not fio2 and m["bw2"]:
+        tput2, unit2, bps2 = _rate(float(m["bw2"]), m["bwp2"], m["bwu2"], False)
+        if bps > 0 and bps2 > 0 and abs(bps / bps2 - 1) > 0.02 and d.io_bytes and d.runtime_ms:
+            # The two figures disagree beyond rounding: trust the one io / runtime agrees with.
+            measured = d.io_bytes * 1000 / d.runtime_ms
+            if abs(bps2 - measured) < abs(bps - measured):
+                d.bw_note = f"BW={m['bw']}{m['bwp']}{m['bwu']}/s disagrees with io/runtime; used {m['bw2']}"
+                tput, unit = tput2, unit2
+    d.throughput, d.throughput_unit = tput, unit
+    return d
+
+
+def _bytes(value: float, prefix: str, fio2: bool) -> float:
+    power = _POW[prefix.rstrip("i").upper()]
+    return value * (1024 if fio2 or prefix.endswith("i") else 1000) ** power
+
+
+def _rate(value: float, prefix: str, unit: str, fio2: bool) -> tuple[float, str, float]:
+    """(throughput in a record unit, that unit, bytes/s). fio 2's KB/MB/GB are binary."""
+    if unit == "bit":
+        value /= 8
+    power = _POW[prefix.rstrip("i").upper()]
+    binary = fio2 or prefix.endswith("i")
+    base = 1024 if binary else 1000
+    names = _BINARY_UNITS if binary else _DECIMAL_UNITS
+    bps = value * base**power
+    if power < len(names):
+        return value, names[power], bps
+    return value * base ** (power - len(names) + 1), names[-1], bps  # TiB/s and up: in GiB/s
+
+
+# ------------------------------------------------------------------------------------------------ records
+
+
+def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run_index: int) -> list[IoRecord]:
+    active = [(key, [b.dirs[key] for b in blocks if key in b.dirs]) for key in ("read", "write", "mixed")]
+    active = [(key, dirs) for key, dirs in active if dirs]
+    if not active:
+        return []
+    if len(active) > 1:
+        active = [(k, d) for k, d in active if k != "mixed"]
+    first = blocks[0]
+    inferred: list[str] = []
+    metadata: dict[str, str] = {"jobname": first.name, "groupid": str(first.groupid)}
+    if len(blocks) > 1:
+        metadata["combined_clones"] = str(len(blocks))
+    if inv.processes:
+        metadata["processes"] = str(inv.processes)
+    if first.reported_at:
+        metadata["reported_at"] = first.reported_at
+    if any(b.error for b in blocks):
+        metadata["error"] = ",".join(str(b.error) for b in blocks)
+
+    keys = {k for k, _ in active}
+    if header is not None and header.rw in _RW:
+        pattern, operation = _RW[header.rw]
+        metadata.update({"rw": header.rw, "header_line": str(header.line)})
+    else:
+        operation = "mixed" if len(keys) > 1 or "mixed" in keys else ("write" if "write" in keys else "read")
+        pattern = "random" if "rand" in first.name.lower() else "sequential"
+        inferred += ["pattern", "operation"]
+    read_pct = _read_pct(operation, blocks, active, inferred)
+
+    bs_read, bs_write = _block_sizes(header, pattern, blocks, active, inferred, metadata)
+    queue_depth = _queue_depth(inv, header, blocks, inferred, metadata)
+    threads = sum(b.jobs for b in blocks)
+    if first.pasted:
+        inferred.append("threads")
+    if header is not None:
+        if header.ioengine:
+            metadata["ioengine"] = header.ioengine
+        if header.clones_hint:
+            metadata["numjobs_gt_1"] = "true"
+
+    records = []
+    for key, dirs in active:
+        stats = _combine(key, dirs, blocks)
+        hist: list[tuple[float, float]] = []
+        if len(active) == 1 and stats["latency_unit"]:
+            hist = _histogram(blocks, key, stats)
+        direction = "total" if key == "mixed" else key
+        meta = dict(metadata)
+        meta["latency_basis"] = stats.pop("basis")
+        if note := stats.pop("bw_note"):
+            meta["bw_note"] = note
+        if stats["iops_from"] == "printed":
+            meta["iops_from"] = "printed (rounded)"
+        stats.pop("iops_from")
+        records.append(
+            IoRecord(
+                tool=TOOL,
+                tool_version=inv.version,
+                run_index=run_index,
+                source_line=first.line,
+                target=inv.disk,
+                started_at=None,
+                pattern=pattern,  # type: ignore[arg-type]
+                operation=operation,  # type: ignore[arg-type]
+                read_pct=read_pct,
+                direction=direction,  # type: ignore[arg-type]
+                block_size_bytes=bs_write if key == "write" else bs_read,
+                threads=threads,
+                queue_depth=queue_depth,
+                inferred=list(inferred),
+                metadata=meta,
+                histogram=hist,
+                histogram_kind="share",
+                **stats,
+            )
+        )
+    return records
+
+
+def _read_pct(
+    operation: str, blocks: list[_Block], active: list[tuple[str, list[_Direction]]], inferred: list[str]
+) -> float:
+    if operation != "mixed":
+        return 100.0 if operation == "read" else 0.0
+    inferred.append("read_pct")
+    reads = writes = 0.0
+    for b in blocks:
+        if b.issued:
+            reads += b.issued[0]
+            writes += b.issued[1]
+    if reads + writes <= 0:
+        dirs = dict(active)
+        reads = sum(d.iops or 0 for d in dirs.get("read", []))
+        writes = sum(d.iops or 0 for d in dirs.get("write", []))
+    if reads + writes <= 0:
+        return 50.0  # fio's default rwmixread
+    return float(round(100 * reads / (reads + writes)))
+
+
+def _block_sizes(
+    header: _Header | None,
+    pattern: str,
+    blocks: list[_Block],
+    active: list[tuple[str, list[_Direction]]],
+    inferred: list[str],
+    metadata: dict[str, str],
+) -> tuple[int | None, int | None]:
+    dirs = dict(active)
+    out: dict[str, int | None] = {}
+    for key, index in (("read", 0), ("write", 1)):
+        fixed = None
+        if header is not None:
+            if header.bs_text:
+                metadata["bs"] = header.bs_text
+            rng = header.bs_read if key == "read" else header.bs_write
+            if header.seq_rand:  # (R) is the sequential size, (W) the random one
+                rng = header.bs_read if pattern == "sequential" else header.bs_write
+            if rng and rng[0] == rng[1]:
+                fixed = rng[0]
+        if fixed is None:
+            own = dirs.get(key)
+            fixed = _measured_block_size(blocks, own or dirs.get("mixed") or [], index if own else None)
+            if fixed is not None and "block_size_bytes" not in inferred:
+                inferred.append("block_size_bytes")
+        out[key] = fixed
+    if out["read"] is None and out["write"] is None:
+        if "block_size_bytes" not in inferred:
+            inferred.append("block_size_bytes")
+        return 4096, 4096  # fio's default bs
+    return out["read"] or out["write"], out["write"] or out["read"]
+
+
+def _measured_block_size(blocks: list[_Block], dirs: list[_Direction], index: int | None) -> int | None:
+    moved = sum(d.io_bytes or 0 for d in dirs)
+    ios = sum((b.issued[index] if index is not None else sum(b.issued)) for b in blocks if b.issued)
+    if moved > 0 and ios > 0:
+        return snap_block_size(moved / ios)
+    bps = sum(_bps(d) for d in dirs)
+    iops = sum(d.iops or 0 for d in dirs)
+    if bps > 0 and iops > 0:
+        return snap_block_size(bps / iops)
+    return None
+
+
+def _bps(d: _Direction) -> float:
+    return (d.throughput or 0.0) * _UNIT_BYTES[d.throughput_unit]
+
+
+def _queue_depth(
+    inv: _Invocation, header: _Header | None, blocks: list[_Block], inferred: list[str], metadata: dict[str, str]
+) -> int:
+    first = blocks[0]
+    asked = header.iodepth if header is not None and header.iodepth else first.depth
+    if not asked:
+        busiest = max(first.io_depths.items(), key=lambda kv: kv[1], default=None)
+        inferred.append("queue_depth")
+        return busiest[0] if busiest and busiest[1] > 0 else 1
+    engine = (header.ioengine or "").lower() if header is not None else ""
+    sync = engine in SYNC_ENGINES
+    reason = None
+    if asked > 1:
+        if sync:
+            reason = f"synchronous engine {engine}"
+        elif inv.capped_note and not engine:
+            reason = "fio note: capped at 1"
+        elif not engine and first.io_depths.get(1, 0.0) >= 99.95:
+            reason = "IO depths: 1=100%"
+    if reason:
+        metadata["queue_depth_asked"] = str(asked)
+        metadata["queue_depth_capped"] = reason
+        inferred.append("queue_depth")
+        return 1
+    if header is None or not header.iodepth:
+        metadata["queue_depth_from"] = "latency depth line"
+    return asked
+
+
+def _combine(key: str, dirs: list[_Direction], blocks: list[_Block]) -> dict[str, object]:
+    """One direction over the clones: sums, I/O-weighted mean latency, min/max over all."""
+    index = {"read": 0, "write": 1}.get(key)
+    iops_list: list[float] = []
+    weights: list[float] = []
+    iops_from = "issued"
+    for d, b in zip(dirs, [b for b in blocks if key in b.dirs], strict=True):
+        ios = None
+        if b.issued is not None:
+            ios = b.issued[index] if index is not None else sum(b.issued)
+        exact = ios * 1000 / d.runtime_ms if ios and d.runtime_ms else None
+        printed = d.iops or 0.0
+        # fio rounds the printed IOPS to 3-4 figures; issued / runtime is its exact figure.
+        if exact is not None and (printed == 0 or abs(exact / printed - 1) < 0.06):
+            iops_list.append(exact)
+        else:
+            iops_list.append(printed)
+            iops_from = "printed"
+        weights.append(float(ios) if ios else printed)
+
+    units = {d.throughput_unit for d in dirs}
+    if len(units) == 1:
+        throughput, unit = sum(d.throughput or 0 for d in dirs), units.pop()
+    else:
+        throughput, unit = sum(_bps(d) for d in dirs), "B/s"
+    runtimes = [d.runtime_ms for d in dirs if d.runtime_ms]
+
+    basis_kind = "lat" if all("lat" in d.lat for d in dirs) else "clat"
+    lat_unit = next((d.lat[basis_kind][0] for d in dirs if basis_kind in d.lat), None)
+    if lat_unit is None:
+        lat_unit = next((d.pct[k][0] for d in dirs for k in ("lat", "clat") if k in d.pct), None)
+    avg = lo = hi = None
+    if lat_unit is not None and all(basis_kind in d.lat for d in dirs):
+        conv = [_NS[d.lat[basis_kind][0]] / _NS[lat_unit] for d in dirs]
+        total_w = sum(weights)
+        avgs = [d.lat[basis_kind][3] * c for d, c in zip(dirs, conv, strict=True)]
+        if len(avgs) > 1 and total_w > 0:
+            avg = sum(a * w for a, w in zip(avgs, weights, strict=True)) / total_w
+        else:
+            avg = avgs[0]
+        mins = [v * c for d, c in zip(dirs, conv, strict=True) if (v := d.lat[basis_kind][1]) is not None]
+        maxs = [v * c for d, c in zip(dirs, conv, strict=True) if (v := d.lat[basis_kind][2]) is not None]
+        lo = min(mins) if mins else None
+        hi = max(maxs) if maxs else None
+
+    pcts: dict[str, float | None] = dict.fromkeys(("p50", "p95", "p99", "p999"))
+    pct_kind = None
+    if len(dirs) == 1 and lat_unit is not None:
+        d = dirs[0]
+        pct_kind = "lat" if "lat" in d.pct else ("clat" if "clat" in d.pct else None)
+        if pct_kind:
+            p_unit, values = d.pct[pct_kind]
+            for p, k in _PCT_KEYS.items():
+                if p in values:
+                    pcts[k] = values[p] * _NS[p_unit] / _NS[lat_unit]
+    basis = f"mean/min/max: {basis_kind}; percentiles: {pct_kind or 'none (clones combined)'}"
+    note = next((d.bw_note for d in dirs if d.bw_note), None)
+    return {
+        "iops": sum(iops_list),
+        "iops_from": iops_from,
+        "throughput": throughput,
+        "throughput_unit": unit,
+        "latency_unit": _UNIT.get(lat_unit or "", "ms"),
+        "latency_avg": avg,
+        "latency_min": lo,
+        "latency_max": hi,
+        "latency_p50": pcts["p50"],
+        "latency_p95": pcts["p95"],
+        "latency_p99": pcts["p99"],
+        "latency_p999": pcts["p999"],
+        "duration_s": max(runtimes) / 1000 if runtimes else None,
+        "basis": basis,
+        "bw_note": note,
+    }
+
+
+def _histogram(blocks: list[_Block], key: str, stats: dict[str, object]) -> list[tuple[float, float]]:
+    """The job's latency distribution (percent of I/Os per bucket) in the record's unit; clones are
+    weighted by their I/O count."""
+    unit = {"ns": "nsec", "us": "usec", "ms": "msec"}[str(stats["latency_unit"])]
+    top = stats["latency_max"]
+    merged: dict[float, float] = {}
+    weights = [float(sum(b.issued)) if b.issued and sum(b.issued) > 0 else 1.0 for b in blocks]
+    total_w = sum(weights)
+    for b, w in zip(blocks, weights, strict=True):
+        if not b.lat_dist:
+            return []
+        for dist_unit, open_, bound, share in b.lat_dist:
+            upper = bound * _NS[dist_unit] / _NS[unit]
+            if open_:
+                upper = max(upper, float(top)) if isinstance(top, float) else upper * 2
+            merged[upper] = merged.get(upper, 0.0) + share * w / total_w
+    hist = sorted(merged.items())
+    return [(b, round(s, 4)) for b, s in hist if math.isfinite(b)]
