@@ -99,6 +99,59 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="a JSON array keyed by the mart's column names")
     s.set_defaults(func=cmd_saturation)
 
+    share = argparse.ArgumentParser(add_help=False)
+    share.add_argument(
+        "--disk",
+        action="append",
+        default=[],
+        dest="disks",
+        metavar="DISK",
+        help="a disk as the app names it ('label' or 'label @ host'); repeatable; default: every disk",
+    )
+    share.add_argument(
+        "--anonymize",
+        action="store_true",
+        help="replace labels, host and user names, paths, drive letters, IP addresses and comments by pseudonyms",
+    )
+    share.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="also replace TEXT (a project or customer name) by a pseudonym; repeatable; implies --anonymize",
+    )
+
+    s = sub.add_parser(
+        "report", parents=[common, share], help="write one self-contained HTML report (opens offline, no server)"
+    )
+    s.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write, e.g. report.html")
+    s.set_defaults(func=cmd_report)
+
+    s = sub.add_parser(
+        "export", parents=[common, share], help="write a bundle: Parquet marts and raw layer, the report, a manifest"
+    )
+    s.add_argument("--out", required=True, metavar="FILE", help="the zip to write, e.g. bundle.zip")
+    s.set_defaults(func=cmd_export)
+
+    s = sub.add_parser("import", parents=[common], help="load a bundle into this warehouse and rebuild the models")
+    s.add_argument("bundle", metavar="BUNDLE", help="a zip written by `kneepoint export`")
+    s.add_argument("--no-build", action="store_true", help="store only; run `kneepoint build` later")
+    s.set_defaults(func=cmd_import)
+
+    s = sub.add_parser(
+        "images", parents=[common, share], help="PNG/SVG of every report chart (kaleido + chromium), for slides"
+    )
+    s.add_argument("--out", required=True, metavar="DIR", help="folder to write the images into")
+    s.add_argument(
+        "--format",
+        action="append",
+        choices=("png", "svg"),
+        dest="formats",
+        help="png or svg; repeatable; default: both",
+    )
+    s.add_argument("--scale", type=float, default=2.0, help="PNG pixel density (default 2: sharp on a projector)")
+    s.set_defaults(func=cmd_images)
+
     s = sub.add_parser("app", parents=[common], help="start the Streamlit app (loads the sample data on first start)")
     s.add_argument("--port", type=int, default=8501)
     s.add_argument(
@@ -303,6 +356,87 @@ def cmd_saturation(args: argparse.Namespace) -> int:
         print(to_json(rows))
     else:
         print("\n".join(report_lines(rows, args.by_threads, args.latency_target_ms)))
+    return EXIT_OK
+
+
+def _share_args(args: argparse.Namespace) -> dict:
+    redact = [t for t in args.redact if t.strip()]
+    return {"disks": args.disks or None, "anonymize": bool(args.anonymize or redact), "marked": redact}
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from app.report import build_report, write_report
+
+    try:
+        report = build_report(_db(), **_share_args(args))
+    except RuntimeError as exc:
+        print(f"kneepoint report: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    out = write_report(report, args.out)
+    print(
+        f"wrote {out}: {len(report.disk_keys)} disk(s), {len(report.charts)} chart(s), "
+        f"{len(report.html.encode('utf-8')) / 1e6:.1f} MB" + (", anonymized" if report.anonymized else "")
+    )
+    for disk, sentence in report.summary:
+        print(f"  {disk}: {sentence}")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from app.bundle import export_bundle
+
+    try:
+        result = export_bundle(_db(), args.out, **_share_args(args))
+    except RuntimeError as exc:
+        print(f"kneepoint export: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    rows = sum(n for member, n in result.tables.items() if member.startswith("marts/"))
+    print(
+        f"wrote {result.path}: {len(result.disks)} disk(s), {result.files} file(s), {rows} mart row(s) in "
+        f"{sum(m.startswith('marts/') for m in result.tables)} table(s), the raw layer"
+        + (" without the original files (anonymized)" if result.anonymized else " with the original files")
+        + " and the report"
+    )
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from app.bundle import BundleError, import_bundle
+
+    try:
+        result = import_bundle(_db(), args.bundle, build=not args.no_build, progress=lambda t: print(t, flush=True))
+    except BundleError as exc:
+        print(f"kneepoint import: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(
+        f"{len(result.added)} file(s) added; {len(result.duplicates)} already stored (same sha256); "
+        f"{len(result.errors)} error(s)" + (" (anonymized bundle: no original files)" if result.anonymized else "")
+    )
+    if result.dropped_columns:
+        print("columns this kneepoint does not know, left out: " + ", ".join(result.dropped_columns))
+    for error in result.errors:
+        print(f"kneepoint import: {error}", file=sys.stderr)
+    if result.build_failures:
+        print("model build failed:\n  " + "\n  ".join(result.build_failures), file=sys.stderr)
+        return EXIT_FAIL
+    if result.build_failures is not None:
+        print("models rebuilt")
+    elif args.no_build and result.added:
+        print("models not rebuilt (--no-build): run `kneepoint build`")
+    return EXIT_FAIL if result.errors else EXIT_OK
+
+
+def cmd_images(args: argparse.Namespace) -> int:
+    from app.images import NoBrowser, chart_images
+    from app.report import build_report
+
+    try:
+        report = build_report(_db(), **_share_args(args))
+        paths = chart_images(report.charts, args.out, formats=tuple(args.formats or ("png", "svg")), scale=args.scale)
+    except (NoBrowser, RuntimeError, ValueError) as exc:
+        print(f"kneepoint images: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    print(f"wrote {len(paths)} image(s) of {len(report.charts)} chart(s) to {Path(args.out).resolve()}")
     return EXIT_OK
 
 

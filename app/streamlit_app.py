@@ -1,4 +1,4 @@
-"""kneepoint's Streamlit entry point: navigation only; each page is a thin module in app/pages/."""
+"""kneepoint's Streamlit entry point: navigation only; each page is a thin module in app/views/."""
 
 from __future__ import annotations
 
@@ -16,9 +16,17 @@ st.set_page_config(page_title="kneepoint", page_icon=":material/show_chart:", la
 
 PAGES = Path(__file__).resolve().parent / "views"
 nav = st.navigation(
-    [
-        st.Page(PAGES / "curves.py", title="Curves", icon=":material/show_chart:", url_path="curves", default=True),
-        st.Page(PAGES / "upload.py", title="Upload", icon=":material/upload:", url_path="upload"),
-    ]
+    {
+        "Disks": [
+            st.Page(PAGES / "curves.py", title="Curves", icon=":material/show_chart:", url_path="curves", default=True),
+            st.Page(PAGES / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+            st.Page(PAGES / "sql.py", title="SQL workloads", icon=":material/database:", url_path="sql"),
+            st.Page(PAGES / "report.py", title="Share", icon=":material/ios_share:", url_path="share"),
+        ],
+        "Files": [
+            st.Page(PAGES / "upload.py", title="Upload", icon=":material/upload:", url_path="upload"),
+            st.Page(PAGES / "data.py", title="Stored files", icon=":material/folder_open:", url_path="data"),
+        ],
+    }
 )
 nav.run()

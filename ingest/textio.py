@@ -25,7 +25,7 @@ def decode(data: bytes) -> tuple[str, str]:
         try:
             text, enc = data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
-            text, enc = _single_byte(data)
+            text, enc = _damaged_utf8(data) or _single_byte(data)
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "\x00" in text:
@@ -46,6 +46,16 @@ def _utf16_without_bom(data: bytes) -> str | None:
     if even_nuls > 0.4 * half and odd_nuls < 0.05 * half:
         return "utf-16-be"
     return None
+
+
+def _damaged_utf8(data: bytes) -> tuple[str, str] | None:
+    """UTF-8 with a few bad bytes (output cut in the middle of a character, a stray byte): more valid
+    multi-byte characters than invalid bytes. Read as a code page, its accented keywords ('ejecución')
+    would turn to mojibake and their lines would no longer be recognized."""
+    text = data.decode("utf-8", errors="replace")
+    invalid = text.count("\ufffd") - data.count("\ufffd".encode())
+    multibyte = len(text) - len(text.encode("ascii", "ignore")) - text.count("\ufffd")
+    return (text, "utf-8") if multibyte > invalid else None
 
 
 def _single_byte(data: bytes) -> tuple[str, str]:

@@ -1,56 +1,222 @@
-"""Upload: result files (or a .zip) through the browser, labelled with a disk; models rebuild after."""
+"""Upload: result files or .zip archives by drag and drop; each file previewed (format, tool version, runs,
+warnings, errors) before it is stored under a disk label; the models rebuild in-process afterwards."""
 
 from __future__ import annotations
 
+import polars as pl
 import streamlit as st
 
-from app import queries, state
-from ingest.load import ingest_inputs
-from ingest.sources import iter_upload
+from app import queries, state, uploads
+from ingest.sources import Limits, MiB
+
+LIMITS = Limits()
 
 st.title("Upload results")
 st.write(
-    "fio JSON or text, SQLIO, DiskSpd (text or XML), CrystalDiskMark / KDiskMark, or SQL Server "
-    "`SET STATISTICS IO, TIME` output. Several files or a .zip at once; the format is detected from the content."
+    "fio (JSON or text), SQLIO, DiskSpd (text or `-Rxml`), CrystalDiskMark / KDiskMark, or SQL Server "
+    "`SET STATISTICS IO, TIME` output. Drop several files or a .zip at once: the format of each file is detected "
+    "from its content, and a file that cannot be read never blocks the others."
+)
+st.caption(
+    f"Limits: {LIMITS.max_file_bytes // MiB} MB per file (`KNEEPOINT_MAX_FILE_MB`); a .zip may expand to "
+    f"{LIMITS.max_zip_total_bytes // MiB} MB (`KNEEPOINT_MAX_ZIP_MB`) and {LIMITS.max_zip_entries:,} files."
 )
 
-known = state.cached(queries.disk_labels, queries.data_version())
-with st.form("upload", clear_on_submit=False):
-    files = st.file_uploader("Result files", accept_multiple_files=True, key="files")
-    disk = st.text_input(
-        "Disk label (required)",
-        placeholder="e.g. Premium P10, 4-disk Storage Spaces stripe",
-        help=("Labels already used: " + ", ".join(known)) if known else None,
-    )
-    host = st.text_input("Host (optional)")
-    submitted = st.form_submit_button("Ingest", type="primary")
 
-if submitted:
-    if not files:
-        st.error("Choose at least one file.")
-    elif not disk.strip():
-        st.error("A disk label is required: it is how the curves name this disk.")
-    else:
-        items = [item for f in files for item in iter_upload(f.name, f.getvalue())]
-        with st.status(f"Ingesting {len(items)} file(s)…", expanded=True) as status:
-            report = ingest_inputs(
-                queries.current_db(), items, disk=disk, host=host or None, progress=lambda o: st.write(o.describe())
-            )
-            if report.build is not None and not report.build.success:
-                status.update(label="Stored, but the model build failed", state="error")
-                st.error("\n".join(report.build.failures))
-            elif report.errors and not report.added:
-                status.update(label="Nothing added", state="error")
-            else:
-                status.update(label=f"{len(report.added)} file(s) added; models rebuilt", state="complete")
-        for outcome in report.errors:
-            st.error(outcome.reason)
-        if report.added:
-            key = disk.strip() + (f" @ {host.strip()}" if host.strip() else "")
-            st.success(f"Added {sum(o.runs for o in report.added)} run(s) for disk **{key}**.")
+def _show_result(result: dict) -> None:
+    """The last store's outcome, at the top of the page where the eye lands after the rerun."""
+    for reason in result["errors"]:
+        st.error(reason)
+    for text in result["duplicates"]:
+        st.info(text)
+    if result["build_failures"]:
+        st.error("The model build failed:\n\n" + "\n\n".join(result["build_failures"]))
+    if result["added"]:
+        runs = sum(r for _, r in result["added"])
+        st.success(f"Added {runs} run(s) for disk **{result['key']}** from {len(result['added'])} file(s).")
+        if result["benchmarks"]:
             st.page_link(
                 "views/curves.py",
-                label=f"See the curves of {key}",
+                label=f"See the curves of {result['key']}",
                 icon=":material/show_chart:",
-                query_params={"disk": key},
+                query_params={"disk": result["key"]},
             )
+        if result["statistics"]:
+            st.page_link(
+                "views/sql.py",
+                label=f"See the SQL workloads of {result['key']}",
+                icon=":material/database:",
+                query_params={"disk": result["key"]},
+            )
+
+
+result_slot = st.container()  # the last store's outcome goes above the uploader
+# A new key empties the uploader after a successful store.
+generation = st.session_state.setdefault("upload_generation", 0)
+files = st.file_uploader(
+    "Result files or .zip archives",
+    accept_multiple_files=True,
+    key=f"files_{generation}",
+    max_upload_size=max(1, LIMITS.max_file_bytes // MiB),
+    help="Drag and drop files here, or browse.",
+)
+if files:
+    st.session_state.pop("upload_result", None)  # a new batch: the last outcome no longer applies
+elif st.session_state.get("upload_result"):
+    with result_slot:
+        _show_result(st.session_state["upload_result"])
+
+# Previews are kept per uploaded file, so a rerun (typing a label) does not parse again.
+cache: dict[str, list[uploads.Preview]] = st.session_state.setdefault("upload_previews", {})
+previews: list[uploads.Preview] = []
+current = set()
+for f in files or []:
+    key = f"{f.file_id}:{f.name}:{f.size}"
+    current.add(key)
+    if key not in cache:
+        with st.spinner(f"Reading {f.name}…"):
+            cache[key] = uploads.preview_upload(f.name, f.getvalue(), LIMITS)
+    previews.extend(cache[key])
+for key in set(cache) - current:
+    del cache[key]
+uploads.mark_stored(previews, queries.stored_by_sha256([p.item.sha256 for p in previews if p.item]))
+
+if previews:
+    table = pl.DataFrame(
+        {
+            "file": [p.name for p in previews],
+            "format": [p.format or "" for p in previews],
+            "tool version": [p.tool_version or "" for p in previews],
+            "runs": [p.runs for p in previews],
+            "records": [p.records for p in previews],
+            "warnings": [len(p.warnings) for p in previews],
+            "status": [p.status if p.error is None else "error" for p in previews],
+        }
+    )
+    st.dataframe(table, hide_index=True)
+    found: dict[str, int] = {}
+    for p in previews:
+        if p.ok:
+            found[p.format] = found.get(p.format, 0) + 1
+    errors = sum(p.error is not None for p in previews)
+    st.caption(
+        f"{len(previews)} file(s): "
+        + (", ".join(f"{fmt} ×{n}" if n > 1 else fmt for fmt, n in sorted(found.items())) or "none readable")
+        + f"; {errors} error(s)"
+    )
+    for p in previews:
+        if p.error is not None:
+            st.error(p.error)
+    warned = [p for p in previews if p.warnings]
+    if warned:
+        with st.expander(f"Warnings ({sum(len(p.warnings) for p in warned)})"):
+            for p in warned:
+                for w in p.warnings:
+                    st.warning(f"{p.name}: {w}")
+
+readable = [p for p in previews if p.ok]
+version = queries.data_version()
+used_disks = state.cached(queries.disk_labels, version)
+used_hosts = state.cached(queries.host_labels, version)
+
+
+def _take(pick_key: str, field_key: str) -> None:
+    """A clicked suggestion fills the text field (and the pill lets go, so it can be clicked again)."""
+    if st.session_state.get(pick_key):
+        st.session_state[field_key] = st.session_state[pick_key]
+        st.session_state[pick_key] = None
+
+
+st.subheader("Labels")
+left, right = st.columns(2)
+disk = left.text_input(
+    "Disk label (required)",
+    key="upload_disk",
+    placeholder="e.g. Premium P10, 4-disk Storage Spaces stripe",
+    help="How the curves name this disk. Files measured on the same disk should share one label.",
+)
+suggestions = uploads.label_suggestions(readable, used_disks)
+if suggestions:
+    left.pills(
+        "Suggestions: targets the files name, labels in use",
+        suggestions[:12],
+        key="upload_disk_pick",
+        on_change=_take,
+        args=("upload_disk_pick", "upload_disk"),
+        wrap=True,
+    )
+host = right.text_input("Host (optional)", key="upload_host", placeholder="e.g. sql01")
+if used_hosts:
+    right.pills(
+        "Hosts in use",
+        used_hosts[:12],
+        key="upload_host_pick",
+        on_change=_take,
+        args=("upload_host_pick", "upload_host"),
+        wrap=True,
+    )
+tags = left.text_input("Tags (optional, comma-separated)", key="upload_tags", placeholder="e.g. azure, before-tuning")
+notes = right.text_area("Notes (optional)", key="upload_notes", height=68)
+
+n = len(readable)
+clicked = st.button(
+    f"Store {n} file{'s' if n != 1 else ''} and rebuild" if n else "Store and rebuild",
+    type="primary",
+    disabled=not files,
+)
+
+if clicked:
+    if not disk.strip():
+        st.error("A disk label is required: it is how the curves name this disk.")
+    elif not readable:
+        st.error("None of these files can be read; nothing to store.")
+    else:
+        with st.status(f"Storing {n} file(s)…", expanded=True) as status:
+            bar = st.progress(0.0, text="Storing")
+            done: list[int] = [0]
+
+            def on_file(outcome) -> None:
+                done[0] += 1
+                bar.progress(done[0] / n, text=f"{done[0]} / {n}: {outcome.describe()}")
+
+            def on_build() -> None:
+                status.update(label="Rebuilding the models (dbt build)…")
+                bar.progress(1.0, text="Files stored; rebuilding the models")
+
+            outcome = uploads.store_previews(
+                queries.current_db(),
+                readable,
+                disk=disk.strip(),
+                host=host.strip() or None,
+                tags=uploads.parse_tags(tags),
+                notes=notes.strip() or None,
+                on_file=on_file,
+                on_build=on_build,
+            )
+            if outcome.build is not None and not outcome.build.success:
+                status.update(label="Stored, but the model build failed", state="error")
+            elif not outcome.added:
+                status.update(label="Nothing new stored", state="error" if outcome.errors else "complete")
+            else:
+                status.update(label=f"{len(outcome.added)} file(s) stored; models rebuilt", state="complete")
+        stored_names = {o.name for o in outcome.added}
+        st.session_state["upload_result"] = {
+            "key": queries.disk_key(disk, host),
+            "benchmarks": any(p.benchmark_records for p in readable if p.name in stored_names),
+            "statistics": any(p.records > p.benchmark_records for p in readable if p.name in stored_names),
+            "added": [(o.name, o.runs) for o in outcome.added],
+            "duplicates": [
+                f"{o.name}: the same bytes are already stored as file {o.file_id}; nothing added. To change its "
+                "disk, relabel it on **Stored files**."
+                for o in outcome.duplicates
+            ],
+            "errors": [o.reason or o.name for o in outcome.errors],
+            "build_failures": outcome.build.failures if outcome.build and not outcome.build.success else [],
+        }
+        if outcome.added:
+            # Empty the uploader for the next batch; the result stays on the page.
+            st.session_state["upload_generation"] = generation + 1
+            st.session_state["upload_previews"] = {}
+            st.rerun()
+        # Nothing stored (duplicates, errors): the files stay for another try, the outcome shows here.
+        _show_result(st.session_state.pop("upload_result"))

@@ -39,23 +39,26 @@ def names() -> list[str]:
 
 def detect(text: str) -> tuple[str, float] | None:
     """The most likely format of `text`, or None when no module is confident enough."""
-    best: tuple[str, float] | None = None
-    for name, mod in registry().items():
-        score = mod.detect(text)
-        if score >= MIN_CONFIDENCE and (best is None or score > best[1]):
-            best = (name, score)
-    return best
+    found = detect_all(text)
+    return found[0] if found else None
+
+
+def detect_all(text: str) -> list[tuple[str, float]]:
+    """Every format confident enough about `text`, the most likely first (ties: registry order)."""
+    scores = [(name, mod.detect(text)) for name, mod in registry().items()]
+    return sorted((s for s in scores if s[1] >= MIN_CONFIDENCE), key=lambda s: -s[1])
 
 
 def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> ParsedFile:
+    found: list[tuple[str, float]] | None = None
     if fmt is None:
-        found = detect(text)
-        if found is None:
+        found = detect_all(text)
+        if not found:
             raise ParseError(
                 "no recognizable result: not the output of any known tool (" + ", ".join(names()) + ")",
                 line=_first_content_line(text),
             )
-        fmt = found[0]
+        fmt = found[0][0]
     try:
         mod = registry()[fmt]
     except KeyError:
@@ -63,7 +66,47 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
     records = mod.parse(text)
     if not records:
         raise ParseError(f"no {fmt} result found", line=_first_content_line(text))
+    if found is not None:
+        _refuse_mixed(text, fmt, records, {name for name, _ in found[1:]})
     return ParsedFile(format=fmt, records=records, encoding=encoding)
+
+
+def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:
+    """A file holding two tools' outputs would be stored as one format and the other tool's results lost
+    without a word: refuse it, pointing at where the second output starts (`--format` reads one of them).
+
+    Detectors read the head of a text, so besides the whole (`others`: the formats detected in it) the other
+    output is looked for before the first record and from the last one on. No real single-tool output
+    scores for a second format."""
+    lines = [r.source_line or 1 for r in records]
+    first, last = min(lines), max(lines)
+    parts = [text[: _offset_of_line(text, first)]] + ([text[_offset_of_line(text, last) :]] if last > 1 else [])
+    others = others | {name for part in parts if part.strip() for name, _ in detect_all(part)}
+    for other in sorted(others - {fmt}):
+        try:
+            other_records = registry()[other].parse(text)
+        except ParseError:
+            continue  # look-alike lines without a result: nothing of the other tool is lost
+        if not other_records:
+            continue
+        (a, line_a), (b, line_b) = sorted(
+            [(fmt, first), (other, min(r.source_line or 1 for r in other_records))], key=lambda s: s[1]
+        )
+        raise ParseError(
+            f"this file mixes the output of two tools: {a} (from line {line_a}) and {b} (from line {line_b}); "
+            "split it and ingest each part (or read one of them with --format)",
+            line=line_b,
+        )
+
+
+def _offset_of_line(text: str, line: int) -> int:
+    """Character offset where 1-based `line` starts (the end of the text past its last line)."""
+    pos = 0
+    for _ in range(line - 1):
+        pos = text.find("\n", pos) + 1
+        if pos == 0:
+            return len(text)
+    return pos
 
 
 def parse_bytes(data: bytes, path: str = "<input>", fmt: str | None = None) -> ParsedFile:

@@ -1,62 +1,336 @@
-"""Streamlit AppTest: the pages render on the sample warehouse, and an upload lands in the chart."""
+"""Streamlit AppTest: every page renders on the sample warehouse, reads its state from the URL, and the upload,
+relabel and delete flows change what the pages show."""
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
+
+import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from app import uploads
+from ingest.sources import Limits
 from tests.helpers import ROOT, SAMPLE
 
 APP = str(ROOT / "app" / "streamlit_app.py")
+FIO_DISK = "sample vda (virtio, fio sweep) @ kneepoint-dev-vm"
+P10_DISK = "synthetic P10 (modelled) @ synthetic-sql01"
+STRIPE_DISK = "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01"
 
 
-def new_app() -> AppTest:
-    return AppTest.from_file(APP, default_timeout=120)
+def new_app(page: str | None = None, **params: str | list[str]) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180)
+    for key, value in params.items():
+        at.query_params[key] = value
+    if page:
+        at.switch_page(f"views/{page}.py")
+    return at
 
 
-def test_curves_page_shows_sample_disk(warehouse):
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def annotations(fig: dict) -> list[str]:
+    return [a.get("text", "") for a in fig["layout"].get("annotations", [])]
+
+
+def markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def fresh_copy(path, name: str) -> tuple[str, bytes]:
+    """A sample file with one byte of whitespace added: same results, but not the stored file's sha256."""
+    return name, path.read_bytes().replace(b"\n", b"\n ", 1)
+
+
+# -- curves ---------------------------------------------------------------------------------------------------
+
+
+def test_curves_marks_the_saturation_point(warehouse):
     at = new_app().run()
     assert not at.exception
-    assert at.multiselect[0].value == ["sample vda (virtio, fio sweep) @ kneepoint-dev-vm"]
-    charts = at.get("plotly_chart")
-    assert len(charts) >= 4
+    assert at.multiselect[0].value == [FIO_DISK]
+    # sample_data/fio/randread-4k-jobs1.json, job randread-4k-qd32 (1 job x iodepth 32): "iops" : 177525.118720
+    # (line 2424) and lat_ns "mean" : 180070.443879 (line 2582); QD 64 adds 1.1 % (179,509 IOPS), within the
+    # rule's 10 % tolerance, so 32 outstanding is the saturation point.
+    sentence = "saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean"
+    assert sentence in markdown(at)
+    figs = figures(at)
+    assert len(figs) >= 5  # IOPS, throughput, mean and p99 latency, latency vs IOPS (+ heatmap, percentiles)
+    iops = next(f for f in figs if f["layout"]["title"]["text"].startswith("IOPS vs outstanding"))
+    assert sentence.replace(": ", ":<br>", 1) in annotations(iops)
+    assert iops["layout"]["xaxis"]["type"] == "log"
+    # hover names the source file and run
+    line = next(t for t in iops["data"] if t["name"] == FIO_DISK)
+    assert "randread-4k-jobs1.json" in {row[2] for row in line["customdata"]}
+    # every chart has HTML and CSV downloads
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels.count("HTML") == len(figs) and labels.count("CSV") == len(figs)
 
 
-def test_upload_then_chart_shows_new_disk(warehouse):
-    at = new_app()
-    at.switch_page("views/upload.py").run()
+def test_curves_says_not_saturated(warehouse):
+    # sample_data/fio/seqread-128k-*.json: the sequential sweep still gains at its largest load
+    at = new_app(disk=FIO_DISK, pattern="sequential", op="read:100", bs="131072", dir="read").run()
     assert not at.exception
-    data = (SAMPLE / "fio" / "seqread-128k-jobs2.json").read_bytes()
-    # Same bytes as a sample file would be a duplicate: change one harmless byte of whitespace.
-    data = data.replace(b"\n", b"\n ", 1)
-    at.file_uploader[0].set_value(("my-run.json", data, "application/json"))
-    at.text_input[0].set_value("Premium P10")
+    assert "not saturated within the tested range (1–512 outstanding" in markdown(at)
+    iops = figures(at)[0]
+    assert any("not saturated within the tested range" in a for a in annotations(iops))
+
+
+def test_curves_state_comes_from_the_url(warehouse):
+    at = new_app(
+        disk=[P10_DISK, STRIPE_DISK],
+        pattern="random",
+        op="read:100",
+        bs="8192",
+        dir="read",
+        mib="true",
+        usl="true",
+        loglat="true",
+    ).run()
+    assert not at.exception
+    assert at.multiselect[0].value == [P10_DISK, STRIPE_DISK]
+    assert [s.value for s in at.selectbox[:4]] == ["random", "read:100", "8192", "read"]
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert "Throughput (MiB/s, 2^20 bytes) vs outstanding I/O" in titles
+    iops = figures(at)[0]
+    assert any(t["name"].endswith("USL fit (R² 1.000)") or "USL fit" in t["name"] for t in iops["data"])
+    latency = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Mean latency (ms) vs out"))
+    assert latency["layout"]["yaxis"]["type"] == "log"
+
+
+def test_curves_write_the_default_series_into_the_url(warehouse):
+    # A default depends on the data; the URL names the series so a copied link keeps showing it.
+    at = new_app(disk=FIO_DISK).run()
+    assert {k: at.query_params[k] for k in ("pattern", "op", "bs", "dir")} == {
+        "pattern": "random",
+        "op": "read:100",
+        "bs": "4096",
+        "dir": "read",
+    }
+
+
+def test_curves_per_thread_view(warehouse):
+    at = new_app(disk=P10_DISK, pattern="random", op="read:100", bs="8192", dir="read", threads="true").run()
+    assert not at.exception
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert "IOPS vs queue depth per thread count" in titles
+    per_thread = figures(at)[0]
+    # sample_data/sqlio/synthetic-p10-sweep.txt sweeps 1, 2, 4 and 8 threads
+    assert {t["name"] for t in per_thread["data"] if not t["name"].endswith("saturation")} >= {
+        "1 thread",
+        "2 threads",
+        "4 threads",
+        "8 threads",
+    }
+    assert any(t["type"] == "heatmap" for f in figures(at) for t in f["data"])
+
+
+@pytest.mark.parametrize("page", [None, "compare", "sql"])
+def test_pages_on_an_empty_warehouse(empty_db, page):
+    at = new_app(page).run()
+    assert not at.exception
+    assert "The warehouse is empty" in at.info[0].value
+
+
+# -- upload ---------------------------------------------------------------------------------------------------
+
+
+def test_upload_previews_then_stores_and_links_to_the_curves(warehouse):
+    at = new_app("upload").run()
+    good = fresh_copy(SAMPLE / "fio" / "seqread-128k-jobs2.json", "my-run.json")
+    at.file_uploader[0].set_value([good + ("application/json",), ("notes.txt", b"hello\n", "text/plain")]).run()
+    assert not at.exception
+    preview = at.dataframe[0].value
+    assert preview["file"].tolist() == ["my-run.json", "notes.txt"]
+    # the file's jobs are fio 3.33 (its "fio version" line), 8 jobs: iodepth 1..128
+    assert preview["format"].tolist()[0] == "fio_json"
+    assert preview["tool version"].tolist()[0] == "3.33"
+    assert preview["runs"].tolist()[0] == 8
+    assert preview["status"].tolist() == ["ready", "error"]
+    assert any(e.value.startswith("notes.txt:1:") for e in at.error)
+
+    at.text_input(key="upload_disk").set_value("Premium P10").run()
     at.button[0].click().run()
     assert not at.exception
+    # the bad file did not block the good one
     assert any("Added 8 run(s) for disk **Premium P10**" in s.value for s in at.success)
+    link = at.get("page_link")[0].proto
+    assert link.label == "See the curves of Premium P10"
+    assert "disk=Premium+P10" in link.query_string or "disk=Premium%20P10" in link.query_string
 
-    at.switch_page("views/curves.py").run()
+    at = new_app(disk="Premium P10").run()
     assert "Premium P10" in at.multiselect[0].options
-    at.multiselect[0].set_value(["Premium P10"]).run()
     assert not at.exception
-    figs = [c.proto.spec for c in at.get("plotly_chart")]
-    assert any("Premium P10" in spec for spec in figs)
+    assert any(t["name"] == "Premium P10" for f in figures(at) for t in f["data"])
+
+
+def test_upload_of_stored_bytes_says_where_they_are(warehouse):
+    data = (SAMPLE / "sqlio" / "synthetic-p10-sweep.txt").read_bytes()  # stored by the sample data as it is
+    at = new_app("upload").run()
+    at.file_uploader[0].set_value(("again.txt", data, "text/plain")).run()
+    status = at.dataframe[0].value["status"].tolist()[0]
+    assert status.startswith("already stored (file ") and "synthetic P10 (modelled)" in status
+    at.text_input(key="upload_disk").set_value("Other disk").run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert not at.success
+    assert any(i.value.startswith("again.txt: the same bytes are already stored as file") for i in at.info)
 
 
 def test_upload_without_label_is_refused(warehouse):
-    at = new_app()
-    at.switch_page("views/upload.py").run()
-    at.file_uploader[0].set_value(("x.json", b"{}", "application/json"))
+    at = new_app("upload").run()
+    at.file_uploader[0].set_value(fresh_copy(SAMPLE / "fio" / "seqread-128k-jobs2.json", "x.json") + ("",)).run()
     at.button[0].click().run()
     assert [e.value for e in at.error] == ["A disk label is required: it is how the curves name this disk."]
 
 
 @pytest.mark.parametrize("payload", [b"", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"])
 def test_upload_bad_file_shows_error(warehouse, payload):
-    at = new_app()
-    at.switch_page("views/upload.py").run()
-    at.file_uploader[0].set_value(("bad.bin", payload, "application/octet-stream"))
-    at.text_input[0].set_value("d")
-    at.button[0].click().run()
+    at = new_app("upload").run()
+    at.file_uploader[0].set_value(("bad.bin", payload, "application/octet-stream")).run()
     assert not at.exception
     assert any(e.value.startswith("bad.bin:1:") for e in at.error)
+
+
+def test_upload_zip_suggests_labels_and_refuses_a_bomb(warehouse):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(*fresh_copy(SAMPLE / "sqlio" / "synthetic-p10-sweep.txt", "sweep.txt"))
+        zf.writestr("zeros.txt", b"\0" * (4 * 1024 * 1024))  # deflates > 1000:1: refused as a zip bomb
+    at = new_app("upload").run()
+    at.file_uploader[0].set_value(("batch.zip", buf.getvalue(), "application/zip")).run()
+    assert not at.exception
+    assert at.dataframe[0].value["file"].tolist() == ["batch.zip!sweep.txt", "batch.zip!zeros.txt"]
+    assert any("compression ratio" in e.value and "zip bomb" in e.value for e in at.error)
+    # the SQLIO sweep's runs read `E:\testfile.dat` (synthetic-p10-sweep.txt line 11: "1 thread reading for 60
+    # secs from file E:\testfile.dat"), so the drive is offered first, before the labels in use
+    pills = at.get("button_group")[0].proto
+    assert [o.content for o in pills.options][0] == "E:"
+    at.button_group[0].set_value("E:").run()  # a clicked suggestion fills the label
+    assert at.text_input(key="upload_disk").value == "E:"
+
+
+def test_preview_refuses_files_over_the_size_limit():
+    previews = uploads.preview_upload("big.txt", b"x" * 2048, Limits(max_file_bytes=1024))
+    assert len(previews) == 1 and not previews[0].ok
+    assert "past the limit" in previews[0].error
+
+
+# -- compare --------------------------------------------------------------------------------------------------
+
+
+def test_compare_side_by_side_with_ratios(warehouse):
+    at = new_app(
+        "compare", disk=[P10_DISK, STRIPE_DISK], pattern="random", op="read:100", bs="8192", dir="read", base=P10_DISK
+    ).run()
+    assert not at.exception
+    table = at.table[0].value
+    assert list(table.columns) == ["", P10_DISK, STRIPE_DISK]
+    rows = dict(zip(table[""], table[P10_DISK], strict=True))
+    # the baseline is 1.00x of itself
+    assert rows["IOPS at saturation"].endswith("(1.00×)")
+    other = dict(zip(table[""], table[STRIPE_DISK], strict=True))
+    assert other["IOPS at saturation"].endswith("×)") and not other["IOPS at saturation"].endswith("(1.00×)")
+    titles = [f["layout"]["title"]["text"] for f in figures(at)]
+    assert titles[0].startswith("IOPS at saturation")
+    overlaid = figures(at)[1]
+    assert {t["name"] for t in overlaid["data"]} >= {P10_DISK, STRIPE_DISK}
+    workloads = at.dataframe[0].value  # every workload measured on either disk, where each saturates
+    assert (
+        workloads.loc[workloads["workload"] == "random read 8 KiB", P10_DISK].tolist()[0].startswith("32 outstanding")
+    )
+
+
+# -- SQL workloads --------------------------------------------------------------------------------------------
+
+
+def test_sql_page_totals_and_statements_on_the_curve(warehouse):
+    at = new_app("sql", disk=P10_DISK, pattern="random", op="read:100", bs="8192", dir="read").run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Statements"] == "3"
+    # sample_data/sqlstats/synthetic-p10-workload.txt: CPU time 15 + 3420 + 4 + 41875 + 31 + 1840 ms
+    assert metrics["CPU time"] == "47,185 ms"
+    statements = at.dataframe[0].value
+    # statement 1: CPU time = 3420 ms, elapsed time = 293201 ms (lines 13); statement 2: 41875 / 10469 (line 22)
+    assert statements["CPU / elapsed"].tolist()[:2] == ["I/O-bound: 1% CPU", "CPU-bound (parallel): 400% CPU"]
+    fig = figures(at)[0]
+    placed = next(t for t in fig["data"] if t["name"].endswith("statements"))
+    # statement 2 read no page from disk; statement 1 read (1138 + 154102) pages x 8 KiB in 293201 ms (lines 10, 13)
+    assert [t.split(":")[0] for t in placed["text"]] == ["#1", "#3"]
+    assert placed["text"][0] == "#1: 4.3 MB/s, I/O-bound: 1% CPU"
+    totals = at.dataframe[1].value
+    assert totals["table"].tolist()[-1] == "Total"
+    # logical reads 155486 + 4212 + 28904 + 48722 + 0 + 5431 + 1912 (the file's Table lines)
+    assert totals["logical reads"].tolist()[-1] == 244667
+
+
+# -- stored files ---------------------------------------------------------------------------------------------
+
+
+def _file_id(db, name: str) -> str:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT file_id FROM raw_files WHERE name = ?", [name]).fetchone()[0]
+    finally:
+        con.close()
+
+
+def test_data_page_relabel_then_delete(warehouse):
+    file_id = _file_id(warehouse, "synthetic-ss-stripe-mixed-8k.xml")
+    at = new_app("data", file=file_id).run()
+    assert not at.exception
+    assert file_id in at.dataframe[0].value["file_id"].tolist()
+    assert any(b.proto.label == "Download the original file" for b in at.get("download_button"))
+
+    at.button_group[0].set_value("Relabel").run()
+    at.text_input[0].set_value("Stripe B")
+    at.text_input[1].set_value("")
+    at.button[0].click().run()  # the relabel form's submit button
+    assert not at.exception
+    assert at.success[0].value.startswith("Relabel synthetic-ss-stripe-mixed-8k.xml as Stripe B: done")
+    files = at.dataframe[0].value
+    assert files.loc[files["file_id"] == file_id, "disk"].tolist() == ["Stripe B"]
+
+    at = new_app("data", file=file_id, action="Delete").run()
+    delete = next(b for b in at.button if b.proto.label == "Delete the file")
+    assert delete.disabled  # not before the confirmation
+    at.checkbox(key=f"confirm_delete_{file_id}").check().run()
+    next(b for b in at.button if b.proto.label == "Delete the file").click().run()
+    assert not at.exception
+    assert at.success[0].value.startswith("Delete synthetic-ss-stripe-mixed-8k.xml: done")
+    assert file_id not in at.dataframe[0].value["file_id"].tolist()
+
+
+def test_data_page_on_an_empty_warehouse(empty_db):
+    at = new_app("data").run()
+    assert not at.exception
+    assert at.info[0].value.startswith("No files stored yet")
+
+
+def test_upload_page_on_an_empty_warehouse(empty_db):
+    at = new_app("upload").run()
+    assert not at.exception
+    assert at.button[0].disabled  # nothing to store yet
+
+
+def test_label_suggestions_from_targets():
+    previews = [
+        uploads.Preview("a", 1, targets=["G:\\testfile.dat", "g:\\other.dat"]),
+        uploads.Preview("b", 1, targets=["/dev/nvme0n1", "/mnt/p10/fio.test"]),
+    ]
+    assert uploads.label_suggestions(previews, ["Premium P10", "G:"]) == [
+        "G:",
+        "nvme0n1",
+        "/mnt/p10",
+        "Premium P10",
+    ]
+
+
+def test_tags_are_comma_separated():
+    assert uploads.parse_tags("ssd, Storage Spaces,, ssd ") == ["ssd", "Storage Spaces"]

@@ -95,7 +95,15 @@ def page(browser):
 
 
 def screenshot(page, name: str) -> Path:
+    """The whole page: Streamlit scrolls inside its main section, so the viewport grows to fit it first."""
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
+    size = page.viewport_size
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=stMain]'); return m ? m.scrollHeight : 0 }"
+    )
+    page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(height + 40, 12_000))})
+    page.wait_for_timeout(800)  # plotly redraws at the new size
     page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(size)
     return path

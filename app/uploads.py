@@ -1,0 +1,156 @@
+"""The upload page's work, apart from Streamlit: preview files before storing, suggest disk labels, store them.
+
+A preview parses each file (a zip's entries one by one) without writing anything, so the page can show the
+detected format, tool version, runs, warnings and errors before the user labels and stores the files. A bad
+file is one preview with an error; it never stops the others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ingest import formats
+from ingest.build import BuildResult, build_models
+from ingest.errors import ParseError
+from ingest.load import FileOutcome, IngestReport, ingest_inputs
+from ingest.records import IoRecord
+from ingest.sources import InputError, InputFile, Limits, iter_upload
+
+
+@dataclass(slots=True)
+class Preview:
+    """What one uploaded file (or zip entry) holds, or why it cannot be read."""
+
+    name: str
+    size_bytes: int
+    item: InputFile | None = None
+    format: str | None = None
+    tool_version: str | None = None
+    runs: int = 0
+    records: int = 0
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    targets: list[str] = field(default_factory=list)
+    # (file_id, disk) when the same bytes are already stored
+    stored_as: tuple[str, str] | None = None
+    benchmark_records: int = 0  # disk benchmark results; the rest are SQL Server statistics
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.item is not None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "error"
+        if self.stored_as is not None:
+            return f"already stored (file {self.stored_as[0]}, disk {self.stored_as[1]!r})"
+        return "ready"
+
+
+def preview_upload(name: str, data: bytes, limits: Limits | None = None) -> list[Preview]:
+    """Previews of one uploaded file: one, or one per zip entry."""
+    out = []
+    for item in iter_upload(name, data, limits or Limits()):
+        if isinstance(item, InputError):
+            out.append(Preview(item.name, 0, error=f"{item.name}:1: {item.reason}"))
+            continue
+        try:
+            parsed = formats.parse_bytes(item.data, item.name)
+        except ParseError as exc:
+            out.append(Preview(item.name, len(item.data), error=str(exc)))
+            continue
+        targets = sorted({r.target for r in parsed.records if isinstance(r, IoRecord) and r.target})
+        out.append(
+            Preview(
+                item.name,
+                len(item.data),
+                item=item,
+                format=parsed.format,
+                tool_version=parsed.tool_version,
+                runs=parsed.runs,
+                records=len(parsed.records),
+                warnings=list(parsed.warnings),
+                targets=targets,
+                benchmark_records=sum(isinstance(r, IoRecord) for r in parsed.records),
+            )
+        )
+    return out
+
+
+def mark_stored(previews: Iterable[Preview], stored: dict[str, tuple[str, str]]) -> None:
+    """Note the previews whose bytes are already stored (`stored`: sha256 -> (file_id, disk))."""
+    for p in previews:
+        if p.item is not None:
+            p.stored_as = stored.get(p.item.sha256)
+
+
+_WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):")
+
+
+def label_suggestions(previews: Iterable[Preview], used: Iterable[str]) -> list[str]:
+    """Disk labels to offer: the targets the files name (a drive letter, a device) first, then labels in use."""
+    out: dict[str, None] = {}
+    for p in previews:
+        for target in p.targets:
+            t = target.strip().strip('"')
+            m = _WINDOWS_DRIVE.match(t)
+            if m:
+                out[f"{m.group(1).upper()}:"] = None
+            elif t.startswith("/dev/"):
+                out[os.path.basename(t)] = None
+            elif t:
+                # A test file's folder says more about the disk than the file's own name.
+                parent = str(Path(t).parent) if "/" in t or "\\" in t else t
+                out[parent if parent not in (".", "/") else t] = None
+    for label in used:
+        out.setdefault(label, None)
+    return list(out)
+
+
+@dataclass(slots=True)
+class StoreOutcome:
+    report: IngestReport
+    build: BuildResult | None
+
+    @property
+    def added(self) -> list[FileOutcome]:
+        return self.report.added
+
+    @property
+    def duplicates(self) -> list[FileOutcome]:
+        return [o for o in self.report.outcomes if o.status == "duplicate"]
+
+    @property
+    def errors(self) -> list[FileOutcome]:
+        return self.report.errors
+
+
+def store_previews(
+    db: str | os.PathLike[str],
+    previews: Iterable[Preview],
+    disk: str,
+    host: str | None,
+    tags: list[str],
+    notes: str | None,
+    on_file: Callable[[FileOutcome], None] | None = None,
+    on_build: Callable[[], None] | None = None,
+) -> StoreOutcome:
+    """Store the readable previews under one set of labels, then rebuild the models once."""
+    items = [p.item for p in previews if p.ok]
+    report = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, build=False, progress=on_file)
+    build = None
+    if report.added:
+        if on_build:
+            on_build()
+        build = build_models(db)
+    return StoreOutcome(report, build)
+
+
+def parse_tags(text: str) -> list[str]:
+    """'ssd, Storage Spaces,, ssd' -> ['ssd', 'Storage Spaces']: comma-separated, duplicates dropped."""
+    return list(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))

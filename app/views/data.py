@@ -1,0 +1,126 @@
+"""Stored files: what is in the warehouse, with relabel, delete (confirmed) and download of the original bytes."""
+
+from __future__ import annotations
+
+import polars as pl
+import streamlit as st
+
+from app import queries, state
+from ingest.build import build_models
+from ingest.errors import WarehouseBusy
+from ingest.warehouse import connect, delete_file, relabel_file
+
+st.title("Stored files")
+
+version = queries.data_version()
+files = state.cached(queries.stored_files, version)
+
+notice = st.session_state.pop("data_notice", None)
+if notice:
+    (st.success if notice[0] == "ok" else st.error)(notice[1])
+
+if files.is_empty():
+    st.info("No files stored yet: add some on the **Upload** page.")
+    st.stop()
+
+st.caption(f"{files.height} file(s) in `{queries.current_db()}`. Original bytes are kept and can be downloaded.")
+st.dataframe(
+    files.select(
+        "name",
+        "format",
+        "tool_version",
+        "disk",
+        "host",
+        "runs",
+        "records",
+        pl.col("size_bytes"),
+        "ingested_at",
+        "tags",
+        "file_id",
+    ),
+    hide_index=True,
+    column_config={
+        "name": st.column_config.TextColumn("file", width="large"),
+        "tool_version": "tool version",
+        "size_bytes": st.column_config.NumberColumn("size (bytes)", format="localized"),
+        "ingested_at": "ingested at (UTC)",
+        "file_id": "file id",
+    },
+)
+
+labels = {r["file_id"]: f"{r['name']} · {r['disk']} · {r['file_id']}" for r in files.iter_rows(named=True)}
+file_id = state.select_param("File", "file", list(labels), fmt=labels.get)
+row = files.filter(pl.col("file_id") == file_id).row(0, named=True)
+
+
+def _change(action: str, fn) -> None:
+    """Run one change to the raw layer, then rebuild the models; the outcome is shown after the rerun."""
+    db = queries.current_db()
+    try:
+        with st.spinner(f"{action} and rebuilding the models…"):
+            con = connect(db)
+            try:
+                fn(con)
+            finally:
+                con.close()
+            result = build_models(db)
+    except (WarehouseBusy, ValueError, KeyError) as exc:
+        st.session_state["data_notice"] = ("error", f"{action} failed: {exc}")
+    else:
+        if result.success:
+            st.session_state["data_notice"] = ("ok", f"{action}: done; models rebuilt.")
+        else:
+            st.session_state["data_notice"] = (
+                "error",
+                f"{action}: done, but the model build failed: " + "; ".join(result.failures),
+            )
+    st.rerun()
+
+
+# A control, not tabs: tabs fall back to the first one when a rerun changes the page above them.
+action = st.segmented_control(
+    "Action", ["Download", "Relabel", "Delete"], default="Download", key="action", bind="query-params"
+)
+
+if action == "Download":
+    st.write(
+        f"**{row['name']}**: {row['format']} {row['tool_version'] or ''}, {row['runs']} run(s), "
+        f"{row['size_bytes']:,} bytes, stored {row['ingested_at']}."
+    )
+    if row.get("notes"):
+        st.caption(row["notes"])
+    # The stored name may be `archive.zip!entry`: the download is named after the entry.
+    download_name = row["name"].split("!")[-1].replace("/", "_") or f"{file_id}.txt"
+    st.download_button(
+        "Download the original file",
+        data=lambda: queries.file_content(file_id)[1],
+        file_name=download_name,
+        mime="application/octet-stream",
+        key="download_original",
+        icon=":material/download:",
+        on_click="ignore",
+    )
+
+elif action == "Relabel":
+    with st.form("relabel"):
+        new_disk = st.text_input("Disk label", value=row["disk"])
+        new_host = st.text_input("Host (empty: none)", value=row["host"] or "")
+        submitted = st.form_submit_button("Relabel and rebuild", type="primary")
+    if submitted:
+        if not new_disk.strip():
+            st.error("The disk label cannot be empty.")
+        else:
+            _change(
+                f"Relabel {row['name']} as {queries.disk_key(new_disk, new_host)}",
+                lambda con: relabel_file(con, file_id, disk=new_disk.strip(), host=new_host.strip()),
+            )
+
+elif action == "Delete":
+    st.write(
+        f"Deleting removes **{row['name']}** ({row['records']} record(s) on disk *{row['disk']}*) and every row that "
+        "came from it; its curves and saturation points are rebuilt without it. This cannot be undone: download "
+        "the file first if you may need it."
+    )
+    sure = st.checkbox(f"Yes, delete {row['name']}", key=f"confirm_delete_{file_id}")
+    if st.button("Delete the file", type="primary", disabled=not sure, key="delete"):
+        _change(f"Delete {row['name']}", lambda con: delete_file(con, file_id))

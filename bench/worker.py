@@ -1,0 +1,308 @@
+"""One measurement in a fresh process: `python -m bench.worker JOB ARGS_PATH RESULT_PATH` (both JSON files).
+
+The harness starts one of these per run and takes wall time, CPU time and peak RSS of the whole process from
+outside (os.wait4); inside, each job times its stages and writes them, with counts, to RESULT_PATH as JSON.
+Jobs call kneepoint's public functions the way `kneepoint ingest`, `kneepoint build` and the app do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+Result = dict[str, Any]
+
+
+def _clock() -> float:
+    return time.perf_counter()
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS so far (the harness sees the whole run's; this splits it by stage)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+# --------------------------------------------------------------------------------------------- parsing
+
+
+def job_parse(args: Result) -> Result:
+    """Read a format's files into memory, then parse each the way ingest does (`formats.parse_bytes`: decode,
+    detect, parse, the mixed-output check). In one process: one core. Two more passes split the cost: parsing
+    with the format given (`--format`: no detection) and the detection alone (`formats.detect_all`)."""
+    from ingest import formats
+    from ingest.errors import ParseError
+    from ingest.textio import decode
+
+    formats.registry()  # the parser modules' import is a once-per-process cost, not parse throughput
+    paths = [Path(p) for p in args["paths"]]
+    fmt = args["format"]
+    t0 = _clock()
+    blobs = [(str(p), p.read_bytes()) for p in paths]
+    t1 = _clock()
+    records = errors = wrong_format = 0
+    for name, data in blobs:
+        try:
+            parsed = formats.parse_bytes(data, name)
+        except ParseError:
+            errors += 1
+            continue
+        records += len(parsed.records)
+        wrong_format += parsed.format != fmt
+    t2 = _clock()
+    for name, data in blobs:
+        with contextlib.suppress(ParseError):
+            formats.parse_bytes(data, name, fmt)
+    t3 = _clock()
+    texts = [decode(data)[0] for _, data in blobs]
+    t4 = _clock()
+    for text in texts:
+        formats.detect_all(text)
+    t5 = _clock()
+    return {
+        "files": len(blobs),
+        "bytes": sum(len(d) for _, d in blobs),
+        "records": records,
+        "errors": errors,
+        "wrong_format": wrong_format,
+        "stages": {"read_s": t1 - t0, "parse_s": t2 - t1, "parse_known_format_s": t3 - t2, "detect_all_s": t5 - t4},
+    }
+
+
+def job_json_floor(args: Result) -> Result:
+    """The Python floor for fio JSON: read each file, json.loads it, append the dict. The read and the loads
+    are timed apart, like job_parse's stages, so parse and floor compare stage for stage."""
+    paths = [Path(p) for p in args["paths"]]
+    t0 = _clock()
+    blobs = [p.read_bytes() for p in paths]
+    t1 = _clock()
+    docs: list[dict[str, Any]] = []
+    for data in blobs:
+        docs.append(json.loads(data))
+    t2 = _clock()
+    return {
+        "files": len(docs),
+        "bytes": sum(len(b) for b in blobs),
+        "jobs": sum(len(d.get("jobs", [])) for d in docs),
+        "stages": {"read_s": t1 - t0, "loads_s": t2 - t1},
+    }
+
+
+# DuckDB's JSON readers, from the most to the least work per document. `auto` is read_json's default schema
+# detection: fio's json+ bins (a different set of keys per job) make that a struct of thousands of fields.
+DUCKDB_JSON_VARIANTS = {
+    "auto": "read_json(?)",
+    "depth2": "read_json(?, maximum_depth = 2)",  # top-level keys typed, `jobs` and below kept as JSON
+    "objects": "read_json_objects(?)",  # each document read and validated, kept as JSON
+}
+
+
+def job_duckdb_read_json(args: Result) -> Result:
+    """DuckDB's own JSON reader over the fio folder, every document into a table. Memory is capped (the
+    machine is shared, and `auto` would take it all); a reader that fails reports its error."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(f"SET threads = {args.get('threads', os.cpu_count() or 2)}")
+    con.execute(f"SET memory_limit = '{args.get('memory_limit', '4GB')}'")
+    reader = DUCKDB_JSON_VARIANTS[args["variant"]]
+    t0 = _clock()
+    try:
+        con.execute(f"CREATE TABLE fio AS SELECT * FROM {reader}", [args["glob"]])
+    except duckdb.Error as exc:
+        return {"variant": args["variant"], "error": str(exc).splitlines()[0], "stages": {"read_json_s": _clock() - t0}}
+    t1 = _clock()
+    rows = con.execute("SELECT count(*) FROM fio").fetchall()[0][0]
+    columns = len(con.execute("DESCRIBE fio").fetchall())
+    con.close()
+    return {"variant": args["variant"], "files": rows, "columns": columns, "stages": {"read_json_s": t1 - t0}}
+
+
+# --------------------------------------------------------------------------------------------- ingest
+
+
+class _StageTimer:
+    """Wraps the functions ingest_inputs calls, adding up the time spent in each."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {"read_s": 0.0, "parse_s": 0.0, "store_s": 0.0}
+
+    def wrap(self, stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*a: Any, **kw: Any) -> Any:
+            t = _clock()
+            try:
+                return fn(*a, **kw)
+            finally:
+                self.seconds[stage] += _clock() - t
+
+        return timed
+
+    def iterate(self, items: Iterable[Any]) -> Iterator[Any]:
+        it = iter(items)
+        while True:
+            t = _clock()
+            try:
+                item = next(it)
+            except StopIteration:
+                return
+            finally:
+                self.seconds["read_s"] += _clock() - t
+            yield item
+
+
+def job_ingest(args: Result) -> Result:
+    """`ingest_inputs` over each disk's folder with its labels (as `kneepoint ingest DIR --disk L --host H
+    --no-build` per disk), then one dbt build: ingest end to end. Stage times come from wrapping the
+    functions ingest_inputs calls (file reading, parse_input, store_file)."""
+    import ingest.load as load
+    from ingest.build import build_models
+    from ingest.sources import iter_paths
+
+    timer = _StageTimer()
+    load.parse_input = timer.wrap("parse_s", load.parse_input)
+    load.store_file = timer.wrap("store_s", load.store_file)
+    db = args["db"]
+    t0 = _clock()
+    outcomes: dict[str, int] = {}
+    records = 0
+    for group in args["groups"]:
+        report = load.ingest_inputs(
+            db, timer.iterate(iter_paths([group["path"]])), disk=group["disk"], host=group["host"], build=False
+        )
+        for o in report.outcomes:
+            outcomes[o.status] = outcomes.get(o.status, 0) + 1
+            records += o.records
+    t1 = _clock()
+    rss_stored = _peak_rss_mb()
+    build = _build(db, build_models) if args.get("build", True) else None
+    t2 = _clock()
+    stages = dict(timer.seconds, ingest_s=t1 - t0, build_s=t2 - t1)
+    return {
+        "outcomes": outcomes,
+        "records": records,
+        "stages": stages,
+        "build": build,
+        "peak_rss_mb_before_build": rss_stored,
+    }
+
+
+def job_ingest_parallel(args: Result) -> Result:
+    """The prototype: the same ingest with parsing in a process pool (bench/parallel.py)."""
+    from bench.parallel import ingest_parallel
+    from ingest.build import build_models
+
+    t0 = _clock()
+    summary = ingest_parallel(args["db"], args["groups"], workers=args.get("workers", 2))
+    t1 = _clock()
+    summary["peak_rss_mb_before_build"] = _peak_rss_mb()
+    build = _build(args["db"], build_models) if args.get("build", True) else None
+    t2 = _clock()
+    summary["stages"].update(ingest_s=t1 - t0, build_s=t2 - t1)
+    summary["build"] = build
+    return summary
+
+
+# --------------------------------------------------------------------------------------------- models
+
+
+def _build(
+    db: str, build_models: Callable[..., Any], select: list[str] | None = None, command: str = "build"
+) -> Result:
+    res = build_models(db, select=select, command=command)
+    if not res.success:
+        raise RuntimeError("dbt build failed:\n" + "\n".join(res.failures))
+    target = Path(os.environ.get("KNEEPOINT_DBT_TARGET", ""))
+    nodes: dict[str, float] = {}
+    try:
+        run = json.loads((target / "run_results.json").read_text())
+        for r in run["results"]:
+            nodes[r["unique_id"]] = round(float(r["execution_time"]), 4)
+    except (OSError, ValueError, KeyError):
+        pass
+    return {"nodes": nodes}
+
+
+def job_build(args: Result) -> Result:
+    """`kneepoint build`: the whole dbt project (models and tests) over an existing raw layer."""
+    from ingest.build import build_models
+
+    t0 = _clock()
+    build = _build(args["db"], build_models, args.get("select"), args.get("command", "build"))
+    return {"stages": {"build_s": _clock() - t0}, "build": build}
+
+
+def job_make_rows(args: Result) -> Result:
+    from bench.rows import make_rows_db
+
+    t0 = _clock()
+    made = make_rows_db(Path(args["db"]), int(args["rows"]))
+    return {"made": made, "stages": {"make_rows_s": _clock() - t0}}
+
+
+def job_curve(args: Result) -> Result:
+    """The app's curve read (app.queries.curve_points) at scale: for the disks with the most runs of the busiest
+    series, one disk and five disks at a time; the first call of the process is the cold one."""
+    import duckdb
+
+    from app import queries
+
+    db = Path(args["db"])
+    con = duckdb.connect(str(db), read_only=True)
+    key = "pattern, operation, read_pct, block_size_bytes, direction"
+    busiest = con.execute(f"SELECT {key} FROM fct_io_results GROUP BY ALL ORDER BY count(*) DESC LIMIT 1").fetchall()
+    disks = con.execute(
+        f"""
+        SELECT disk_key FROM fct_io_results WHERE ({key}) = (?, ?, ?, ?, ?)
+        GROUP BY disk_key ORDER BY count(*) DESC, disk_key LIMIT 5
+        """,
+        list(busiest[0]),
+    ).fetchall()
+    fact_rows = con.execute("SELECT count(*) FROM fct_io_results").fetchall()[0][0]
+    con.close()
+    series = queries.Series(*busiest[0])
+    one, five = [disks[0][0]], [d[0] for d in disks]
+    timings: dict[str, list[float]] = {"one_disk_ms": [], "five_disks_ms": [], "saturation_ms": []}
+    points = 0
+    for _ in range(int(args.get("repeat", 7))):
+        t = _clock()
+        points = len(queries.curve_points(one, series, db=db))
+        timings["one_disk_ms"].append((_clock() - t) * 1000)
+        t = _clock()
+        queries.curve_points(five, series, db=db)
+        timings["five_disks_ms"].append((_clock() - t) * 1000)
+        t = _clock()
+        queries.saturation(five, series, db=db)
+        timings["saturation_ms"].append((_clock() - t) * 1000)
+    stages = {k: statistics.median(v[1:] or v) for k, v in timings.items()}
+    stages.update({k.replace("_ms", "_cold_ms"): v[0] for k, v in timings.items()})
+    return {"fact_rows": fact_rows, "points_one_disk": points, "disks": len(five), "timings": timings, "stages": stages}
+
+
+JOBS: dict[str, Callable[[Result], Result]] = {
+    "parse": job_parse,
+    "json_floor": job_json_floor,
+    "duckdb_read_json": job_duckdb_read_json,
+    "ingest": job_ingest,
+    "ingest_parallel": job_ingest_parallel,
+    "build": job_build,
+    "make_rows": job_make_rows,
+    "curve": job_curve,
+}
+
+
+def main(argv: list[str]) -> int:
+    job, args_path, result_path = argv
+    result = JOBS[job](json.loads(Path(args_path).read_text()))
+    Path(result_path).write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

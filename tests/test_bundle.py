@@ -1,0 +1,181 @@
+"""Bundles: export from the sample warehouse, import into an empty one, and every mart comes out row for row
+the same; labels, provenance and the original bytes travel; a damaged bundle is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from app.bundle import BundleError, import_bundle, mart_names, read_bundle
+from app.cli import main
+
+STRIPE = "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01"
+
+
+@pytest.fixture(scope="module")
+def source(sample_warehouse: Path, tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("bundle-src") / "source.duckdb"
+    shutil.copy(sample_warehouse, db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def bundle(source: Path, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "bundle.zip"
+    assert main(["export", "--db", str(source), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def imported(bundle: Path, tmp_path_factory) -> Path:
+    """The vendor's side: an empty warehouse that imports the bundle."""
+    db = tmp_path_factory.mktemp("vendor") / "vendor.duckdb"
+    assert main(["import", "--db", str(db), str(bundle)]) == 0
+    return db
+
+
+def _differences(a: Path, b: Path, table: str, where: str = "true") -> tuple[int, int, int, int]:
+    """Rows of `table` only in a, only in b (as multisets), and the row counts of both. `table` is a name or a
+    query with `{db}` where the database goes."""
+    in_a, in_b = (table.format(db=d) if "{db}" in table else f"{d}.{table}" for d in ("a", "b"))
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{a}' AS a (READ_ONLY)")
+        con.execute(f"ATTACH '{b}' AS b (READ_ONLY)")
+        return con.execute(
+            f"""
+            SELECT (SELECT count(*) FROM (SELECT * FROM {in_a} WHERE {where} EXCEPT ALL SELECT * FROM {in_b})),
+                   (SELECT count(*) FROM (SELECT * FROM {in_b} EXCEPT ALL SELECT * FROM {in_a} WHERE {where})),
+                   (SELECT count(*) FROM {in_a} WHERE {where}),
+                   (SELECT count(*) FROM {in_b})
+            """
+        ).fetchall()[0]
+    finally:
+        con.close()
+
+
+def test_round_trip_reproduces_every_mart(source: Path, imported: Path):
+    marts = mart_names()
+    # models/marts holds these (and the round trip must cover each of them)
+    assert {"fct_io_results", "dim_disks", "dim_files", "mart_saturation_points", "mart_usl_fits"} <= set(marts)
+    for mart in marts:
+        only_source, only_imported, n_source, n_imported = _differences(source, imported, mart)
+        assert (only_source, only_imported) == (0, 0), mart
+        assert n_source == n_imported > 0, mart
+
+
+def test_bundle_marts_are_the_warehouse_marts(source: Path, bundle: Path):
+    """The Parquet marts a reader without kneepoint opens hold the same rows as the warehouse."""
+    zf = zipfile.ZipFile(bundle)
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH '{source}' AS s (READ_ONLY)")
+        for mart in mart_names():
+            table = pq.read_table(io.BytesIO(zf.read(f"marts/{mart}.parquet")))
+            con.register("shared", table)
+            only = con.execute(
+                f"SELECT (SELECT count(*) FROM (SELECT * FROM shared EXCEPT ALL SELECT * FROM s.{mart})), "
+                f"(SELECT count(*) FROM (SELECT * FROM s.{mart} EXCEPT ALL SELECT * FROM shared))"
+            ).fetchall()[0]
+            assert only == (0, 0), mart
+            con.unregister("shared")
+    finally:
+        con.close()
+
+
+def test_labels_provenance_and_bytes_travel(source: Path, imported: Path):
+    cols = "file_id, name, sha256, size_bytes, format, tool_version, encoding, ingested_at, disk, host, tags, notes, "
+    cols += "warnings, kneepoint_version"
+    only_source, only_imported, n, _ = _differences(source, imported, f"(SELECT {cols} FROM {{db}}.raw_files)")
+    assert (only_source, only_imported) == (0, 0) and n == 14  # sample_data/labels.json: 14 files
+    con = duckdb.connect(str(imported), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT f.sha256, c.content FROM raw_files f JOIN raw_file_contents c USING (file_id)"
+        ).fetchall()
+    finally:
+        con.close()
+    assert len(rows) == 14
+    assert all(hashlib.sha256(bytes(content)).hexdigest() == sha for sha, content in rows)
+
+
+def test_manifest_describes_the_bundle(bundle: Path):
+    zf = zipfile.ZipFile(bundle)
+    manifest = json.loads(zf.read("manifest.json"))
+    assert manifest["format"] == "kneepoint-bundle" and manifest["anonymized"] is False
+    assert manifest["original_bytes_included"] is True
+    assert len(manifest["files"]) == 14 and len(manifest["disks"]) == 4
+    assert {f["name"] for f in manifest["files"]} >= {"randread-4k-jobs1.json", "synthetic-p10-sweep.txt"}
+    for member, entry in manifest["tables"].items():
+        data = zf.read(member)
+        assert pq.read_table(io.BytesIO(data)).num_rows == entry["rows"], member
+    assert zf.read("report.html").startswith(b"<!DOCTYPE html>")
+
+
+def test_importing_again_adds_nothing(bundle: Path, imported: Path, tmp_path: Path):
+    db = tmp_path / "again.duckdb"
+    shutil.copy(imported, db)
+    result = import_bundle(db, bundle)
+    assert result.added == [] and len(result.duplicates) == 14 and result.errors == []
+    assert result.build_failures is None  # nothing new: no rebuild
+
+
+def test_export_of_one_disk_holds_only_its_files(source: Path, tmp_path: Path):
+    out = tmp_path / "stripe.zip"
+    assert main(["export", "--db", str(source), "--disk", STRIPE, "--out", str(out)]) == 0
+    manifest, raw = read_bundle(out)
+    assert manifest["disks"] == [STRIPE]
+    # sample_data/diskspd holds two files (the text sweep and the XML run)
+    assert sorted(f["name"] for f in manifest["files"]) == [
+        "synthetic-ss-stripe-mixed-8k.xml",
+        "synthetic-ss-stripe-sweep.txt",
+    ]
+    assert raw["raw_files"].num_rows == 2
+    vendor = tmp_path / "vendor.duckdb"
+    assert main(["import", "--db", str(vendor), str(out)]) == 0
+    for mart in ("fct_io_results", "mart_saturation_points", "mart_saturation_by_threads", "dim_disks"):
+        only_source, only_imported, n_source, n_imported = _differences(source, vendor, mart, f"disk_key = '{STRIPE}'")
+        assert (only_source, only_imported) == (0, 0), mart
+        assert n_source == n_imported > 0, mart
+
+
+def test_unknown_disk_is_refused(source: Path, tmp_path: Path, capsys):
+    assert main(["export", "--db", str(source), "--disk", "no such disk", "--out", str(tmp_path / "x.zip")]) == 1
+    err = capsys.readouterr().err
+    assert "no disk 'no such disk'" in err and STRIPE in err
+    assert not (tmp_path / "x.zip").exists()
+
+
+def test_damaged_bundles_are_refused(bundle: Path, tmp_path: Path, capsys):
+    vendor = tmp_path / "vendor.duckdb"
+    # One Parquet member rewritten: its sha256 no longer matches the manifest.
+    tampered = tmp_path / "tampered.zip"
+    with zipfile.ZipFile(bundle) as src, zipfile.ZipFile(tampered, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "raw/raw_io_records.parquet":
+                data = data[:-40] + bytes(40)
+            dst.writestr(item, data)
+    assert main(["import", "--db", str(vendor), str(tampered)]) == 2
+    assert "raw/raw_io_records.parquet does not match its sha256" in capsys.readouterr().err
+
+    not_zip = tmp_path / "notes.zip"
+    not_zip.write_text("not a zip")
+    assert main(["import", "--db", str(vendor), str(not_zip)]) == 2
+    assert "not a zip file" in capsys.readouterr().err
+
+    other = tmp_path / "other.zip"
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("manifest.json", json.dumps({"format": "something else"}))
+    with pytest.raises(BundleError, match="not a kneepoint-bundle manifest"):
+        read_bundle(other)
+    # The bundle is checked before the warehouse is touched: none was created.
+    assert not vendor.exists()

@@ -1,0 +1,198 @@
+"""The shareable HTML report: one self-contained file, summary first, every section, user text escaped."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import zipfile
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from app.cli import main
+from app.report import build_report
+from tests.helpers import SAMPLE
+from tests.test_anonymize import build_planted
+
+FIO_DISK = "sample vda (virtio, fio sweep) @ kneepoint-dev-vm"
+P10_DISK = "synthetic P10 (modelled) @ synthetic-sql01"
+SECTIONS = ["summary", "charts", "saturation", "conditions", "checks", "appendix", "provenance"]
+
+
+@pytest.fixture(scope="module")
+def source(sample_warehouse: Path, tmp_path_factory) -> Path:
+    db = tmp_path_factory.mktemp("report-src") / "source.duckdb"
+    shutil.copy(sample_warehouse, db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def html(source: Path, tmp_path_factory) -> str:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    assert main(["report", "--db", str(source), "--out", str(out)]) == 0
+    return out.read_text(encoding="utf-8")
+
+
+def _outside_plotly_js(html: str) -> str:
+    start = html.index("<script>")
+    return html[:start] + html[html.index("</script>", start) :]
+
+
+def _figures(html: str) -> list[dict]:
+    blocks = re.findall(r'<script type="application/json" class="kp-figure"[^>]*>(.*?)</script>', html, re.S)
+    return [json.loads(b) for b in blocks]
+
+
+def test_sections_in_reading_order(html: str):
+    positions = [html.index(f'<section id="{s}">') for s in SECTIONS]
+    assert positions == sorted(positions)
+
+
+def test_summary_gives_each_disk_its_saturation_point(html: str):
+    summary = html[html.index('<section id="summary">') : html.index('<section id="charts">')]
+    # sample_data/fio/randread-4k-jobs1.json, job randread-4k-qd32 (1 job x iodepth 32): "iops" : 177525.118720
+    # and lat_ns "mean" : 180070.443879; QD 64 adds 1.1 %, within the 10 % tolerance: 32 outstanding.
+    assert "random read 4 KiB (fio) saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean." in summary
+    for disk in (FIO_DISK, P10_DISK, "synthetic NVMe (modelled) @ synthetic-desktop"):
+        assert f"<strong>{disk}</strong>" in summary
+    assert summary.count("<li>") == 4  # sample_data/labels.json: four disks
+
+
+def test_self_contained(html: str):
+    outside = _outside_plotly_js(html)
+    # Nothing to fetch: no external scripts, style sheets, fonts, images or frames.
+    assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)=", outside)
+    assert "http://" not in outside and "https://" not in outside and "@import" not in outside
+    # plotly.js inlined once
+    assert html.count("<script>") == 2 and "Plotly.newPlot" in html and len(html) > 3_000_000
+
+
+def test_charts_are_plotly_figures_of_the_marts(html: str, source: Path):
+    figures = _figures(html)
+    assert len(figures) > 20
+    assert all(f["figure"]["data"] and f["config"]["displaylogo"] is False for f in figures)
+    titles = [f["figure"]["layout"]["title"]["text"] for f in figures]
+    assert "random read 4 KiB: IOPS vs outstanding I/O" in titles
+    iops = next(f for f in figures if f["figure"]["layout"]["title"]["text"] == titles[0])
+    fio_trace = next(t for t in iops["figure"]["data"] if t.get("name") == FIO_DISK)
+    con = duckdb.connect(str(source), read_only=True)
+    try:
+        best = con.execute(
+            "SELECT max(iops) FROM fct_io_results WHERE disk_key = ? AND pattern = 'random' AND operation = 'read' "
+            "AND block_size_bytes = 4096 AND direction = 'read'",
+            [FIO_DISK],
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert max(fio_trace["y"]) == best
+
+
+def test_conditions_checks_and_provenance(html: str, source: Path):
+    conditions = html[html.index('<section id="conditions">') : html.index('<section id="checks">')]
+    # sample_data/fio/randread-4k-jobs1.json: "fio-3.33", "ioengine" : "libaio", "iodepth" values 1..128
+    assert "fio 3.33" in conditions and "libaio" in conditions and "1, 2, 4, 8, 16, 32, 64, 128" in conditions
+    # sample_data/crystaldiskmark/synthetic-nvme-cdm8.txt: "Test: 1 GiB (x5) [D: 38% (354/931GiB)]"
+    assert "1 GiB (x5) [D: 38% (354/931GiB)]" in conditions
+    # sample_data/sqlio/synthetic-p10-sweep.txt: the first command line
+    assert "sqlio -kR -t1 -s60 -o1 -frandom -b64 -BH -LS E:\\testfile.dat" in conditions
+    # sample_data/diskspd/synthetic-ss-stripe-sweep.txt line 6 (DiskSpd's own 'Command Line:')
+    assert "diskspd.exe -c8G -d60 -W5 -b8K -t1 -o1 -r -w0 -Sh -L D:\\diskspd\\testfile.dat" in conditions
+
+    checks = html[html.index('<section id="checks">') : html.index('<section id="appendix">')]
+    con = duckdb.connect(str(source), read_only=True)
+    try:
+        checked, flagged = con.execute(
+            "SELECT count(littles_law_ratio), count(*) FILTER (littles_law_flag) FROM fct_io_results"
+        ).fetchone()
+        files = con.execute("SELECT file_name, sha256 FROM dim_files").fetchall()
+        runs = con.execute("SELECT count(*) FROM fct_io_results").fetchone()[0]
+    finally:
+        con.close()
+    assert f"{checked} run(s) checked,\n    {flagged} flagged" in checks
+    assert "1 MiB/s = 1,048,576 bytes/s" in checks and "1 MB/s = 1,000,000 bytes/s" in checks
+
+    appendix = html[html.index('<section id="appendix">') : html.index('<section id="provenance">')]
+    assert f"Every measured run ({runs})" in appendix
+
+    provenance = html[html.index('<section id="provenance">') :]
+    for name, sha256 in files:
+        assert name in provenance and sha256 in provenance
+    assert "kneepoint 0.1.0" in provenance
+
+
+def test_one_disk_only(source: Path):
+    report = build_report(source, disks=[P10_DISK])
+    assert report.disk_keys == [P10_DISK] and [d for d, _ in report.summary] == [P10_DISK]
+    assert FIO_DISK not in report.html and "randread-4k-jobs1.json" not in report.html
+    assert "synthetic-p10-workload.txt" in report.html  # the SQL Server statements are the disk's too
+
+
+def test_user_text_is_escaped(tmp_path: Path):
+    """Labels, tags, notes, file names and run metadata holding markup are shown as text, never run."""
+    db = build_planted(tmp_path / "planted.duckdb")
+    html = build_report(db).html
+    for payload in (
+        "<script>alert('kp-xss-disk')",  # disk label
+        "<script>alert('kp-xss-notes')",  # notes
+        "<b>kp-xss-tag</b>",  # tag
+        "<img src=x onerror=alert('kp-xss-file')>",  # file name
+        "<svg onload=alert('kp-xss-file2')>",  # file name
+        "<script>alert('kp-xss-comment')",  # CrystalDiskMark Comment (run metadata)
+        "\"><img src=x onerror=alert('kp-xss-disk2')>",  # disk label breaking out of an attribute
+    ):
+        assert payload not in html, payload
+    # Shown escaped in the page, and as \u003c-escaped JSON inside the figures.
+    assert "&lt;script&gt;alert(&#39;kp-xss-disk&#39;)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(&#39;kp-xss-file&#39;)&gt;" in html
+    assert "\\u003cscript\\u003ealert('kp-xss-disk')" in html
+    assert html.count("<script>") == 2 and html.count("<script") == 2 + len(_figures(html))
+
+
+def test_disk_without_benchmark_results(tmp_path: Path):
+    from ingest.build import build_models
+    from ingest.load import ingest_inputs
+    from ingest.sources import iter_paths
+
+    db = tmp_path / "sql-only.duckdb"
+    report = ingest_inputs(db, iter_paths([SAMPLE / "sqlstats" / "synthetic-p10-workload.txt"]), disk="P10 data")
+    assert len(report.added) == 1
+    build_models(db).raise_for_failure()
+    result = build_report(db)
+    assert result.charts == []
+    # sample_data/sqlstats/synthetic-p10-workload.txt: three statements (three 'SQL Server Execution Times:')
+    assert result.summary == [("P10 data", "no benchmark results, only 3 SQL Server statement(s).")]
+    assert "No workload was measured at two loads or more" in result.html
+    assert "SQL Server statements (3)" in result.html
+
+
+def test_share_page_builds_report_bundle_and_image_buttons(warehouse: Path):
+    """app/views/report.py on the sample warehouse: anonymized report and bundle ready to download."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.helpers import ROOT
+
+    at = AppTest.from_file(str(ROOT / "app" / "views" / "report.py"), default_timeout=300).run()
+    assert not at.exception
+    assert at.multiselect[0].value == [
+        FIO_DISK,
+        "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01",
+        "synthetic NVMe (modelled) @ synthetic-desktop",
+        P10_DISK,
+    ]
+    at.toggle(key="share_anonymize").set_value(True).run()
+    at.text_area(key="share_redact").set_value("randread").run()
+    at.button(key="share_build").click().run()
+    assert not at.exception and not at.error
+    labels = [d.proto.label for d in at.get("download_button")]
+    assert labels[0].startswith("Report (HTML") and labels[1].startswith("Bundle (zip")
+    assert labels[2:] == ["All charts as PNG (zip)", "All charts as SVG (zip)"]
+    summary = at.dataframe[0].value
+    assert summary["disk"].to_list() == ["Disk A @ Host 1", "Disk B @ Host 2", "Disk C @ Host 2", "Disk D @ Host 3"]
+    built = at.session_state["share_built"]
+    # sample_data/labels.json labels and the fio job names (randread-4k-qd1, ...) are gone from both downloads
+    bundle = zipfile.ZipFile(io.BytesIO(built["bundle"]))
+    for data in (built["html"], *(bundle.read(n) for n in bundle.namelist())):
+        assert b"kneepoint-dev-vm" not in data and b"synthetic-sql01" not in data and b"randread" not in data
