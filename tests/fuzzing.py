@@ -144,19 +144,34 @@ def check_one(name: str, data: bytes) -> str | None:
     return None
 
 
-def run_chunk(args: tuple[int, int]) -> tuple[int, list[tuple[str, int, str]]]:
+@cache
+def seed_formats() -> dict[str, str]:
+    """Each seed's format as read unmutated: what the per-format counts of a run are counted by."""
+    out = {}
+    for name, data in seeds():
+        try:
+            out[name] = parse_bytes(data, name).format
+        except ParseError:
+            out[name] = "unparsed seed"
+    return out
+
+
+def run_chunk(args: tuple[int, int]) -> tuple[dict[str, int], list[tuple[str, int, str]]]:
     seed, count = args
     pool = seeds()
+    fmt_of = seed_formats()
     rng = random.Random(seed)
     findings: list[tuple[str, int, str]] = []
+    per_format: dict[str, int] = {}
     for i in range(count):
         name, data = rng.choice(pool)
+        per_format[fmt_of[name]] = per_format.get(fmt_of[name], 0) + 1
         sub_seed = seed * 1_000_003 + i
         mutated = mutate(random.Random(sub_seed), data, pool)
         problem = check_one(name, mutated)
         if problem:
             findings.append((name, sub_seed, problem))
-    return count, findings
+    return per_format, findings
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,14 +184,20 @@ def main(argv: list[str] | None = None) -> int:
     chunks = [(args.seed + i, min(args.chunk, args.inputs - i * args.chunk))
               for i in range((args.inputs + args.chunk - 1) // args.chunk)]
     start = time.monotonic()
-    done, findings = 0, []
+    done, findings, per_format = 0, [], {}
     with ProcessPoolExecutor(args.workers) as pool:
-        for count, found in pool.map(run_chunk, chunks):
-            done += count
+        for n, (counts, found) in enumerate(pool.map(run_chunk, chunks), 1):
+            done += sum(counts.values())
             findings += found
+            for fmt, c in counts.items():
+                per_format[fmt] = per_format.get(fmt, 0) + c
+            if n % 25 == 0:  # a long run says how far it is
+                print(f"... {done} inputs, {time.monotonic() - start:.0f} s, {len(findings)} finding(s)", flush=True)
     elapsed = time.monotonic() - start
     print(f"{done} mutated inputs from {len(seeds())} seed files in {elapsed:.0f} s "
-          f"({done / elapsed:.0f}/s): {len(findings)} finding(s)")
+          f"({done / elapsed:.0f}/s, {args.workers} worker(s), {TIME_LIMIT_S} s limit per input): "
+          f"{len(findings)} finding(s)")
+    print("inputs per seed format: " + ", ".join(f"{k} {v}" for k, v in sorted(per_format.items())))
     for name, sub_seed, problem in findings[:20]:
         print(f"--- {name} (mutation seed {sub_seed})\n{problem}")
     return 1 if findings else 0

@@ -66,6 +66,7 @@ from datetime import datetime
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
+from ingest.textio import lines_holding
 
 NAME = "crystaldiskmark"
 
@@ -112,21 +113,31 @@ _DATE = re.compile(
 _UNIT = {"KB/s": "kB/s", "MB/s": "MB/s", "GB/s": "GB/s"}
 _SIZE_FACTOR = {"K": KIB, "M": MIB, "G": 1024 * MIB}
 
-_DETECT_HEADER = re.compile(r"^[ \t>]*(?:CrystalDiskMark\s+\d|KDiskMark\s*\(\d)", re.MULTILINE)
-_DETECT_FOREIGN = re.compile(r"^[ \t>]*(?:AmorphousDiskMark|tdeDiskMark|Flexible I/O Tester\s+-)", re.MULTILINE)
-_DETECT_ROW = re.compile(
-    r"^[ \t>]*(?:SEQ|RND|Sequential|Random)\b[^\n]{0,60}:\s*\d{1,12}(?:\.\d{1,6})?\s*MB/s", re.MULTILINE
-)
-_DETECT_UNITS = re.compile(r"^[ \t>]*\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s", re.MULTILINE)
+# Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
+_DETECT_HEADER = re.compile(r"[ \t>]*(?:CrystalDiskMark\s+\d|KDiskMark\s*\(\d)")
+_DETECT_FOREIGN = re.compile(r"[ \t>]*(?:AmorphousDiskMark|tdeDiskMark|Flexible I/O Tester\s+-)")
+_DETECT_ROW = re.compile(r"[ \t>]*(?:SEQ|RND|Sequential|Random)\b[^\n]{0,60}:\s*\d{1,12}(?:\.\d{1,6})?\s*MB/s")
+_DETECT_UNITS = re.compile(r"[ \t>]*\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s")
+
+
+def _found(pattern: re.Pattern[str], text: str, literal: str, end: int | None = None, enough: int = 1) -> int:
+    """How many lines of text[:end] holding `literal` start with `pattern` (counting stops at `enough`)."""
+    n = 0
+    for start in lines_holding(text, literal, end):
+        if pattern.match(text, start):
+            n += 1
+            if n >= enough:
+                break
+    return n
 
 
 def detect(text: str) -> float:
     head = text[:131072]
-    header = _DETECT_HEADER.search(head) is not None
-    if not header and _DETECT_FOREIGN.search(head):
+    header = _found(_DETECT_HEADER, head, "DiskMark") > 0
+    if not header and (_found(_DETECT_FOREIGN, head, "DiskMark") or _found(_DETECT_FOREIGN, head, "Flexible I/O")):
         return 0.1
-    rows = len(_DETECT_ROW.findall(head, 0, 65536))
-    units = _DETECT_UNITS.search(head) is not None
+    rows = _found(_DETECT_ROW, head, "MB/s", 65536, enough=2)
+    units = _found(_DETECT_UNITS, head, "MB/s") > 0
     if header and (rows or units):
         return 0.95
     if header:

@@ -204,11 +204,11 @@ def detect(text: str) -> float:
     if '"fio version"' in head and '"jobs"' in head and "(groupid=" not in head:
         return 0.0  # fio JSON
     has_result = _RESULT_SEARCH.search(head) is not None
-    has_dir = _DIR_SEARCH.search(head) is not None
+    has_dir = _starts_line(_DIR_SEARCH, head, _DIR_LEAD)
     has_header = _HEADER_SEARCH.search(head) is not None
     if has_result and has_dir:
         return 0.9
-    if has_header and (has_dir or _VERSION_SEARCH.search(head)):
+    if has_header and (has_dir or _starts_line(_VERSION_SEARCH, head)):
         return 0.8
     if has_dir:
         return 0.6
@@ -217,11 +217,20 @@ def detect(text: str) -> float:
 
 _RESULT_SEARCH = re.compile(r": \(groupid=[0-9]{1,9}, jobs=[0-9]{1,9}\): err=")
 _HEADER_SEARCH = re.compile(r": \(g=[0-9]{1,9}\): rw=[a-z]{1,16}, ")
-_DIR_SEARCH = re.compile(
-    r"^\s{0,16}(?:read|write|mixed)\s?: (?:IOPS=[0-9.]{1,24}[kMG]?, BW=|io=[0-9.]{1,24}[KMGTP]?i?B, bw=)",
-    re.MULTILINE,
-)
-_VERSION_SEARCH = re.compile(r"^fio-[0-9]{1,3}\.[0-9]", re.MULTILINE)
+# Searched from their first literal, then checked to start a line: a MULTILINE `^` in front would make
+# Python's re attempt a match at every character of a large file of another tool.
+_DIR_SEARCH = re.compile(r"(?:read|write|mixed)\s?: (?:IOPS=[0-9.]{1,24}[kMG]?, BW=|io=[0-9.]{1,24}[KMGTP]?i?B, bw=)")
+_DIR_LEAD = re.compile(r"\s{0,16}")
+_VERSION_SEARCH = re.compile(r"fio-[0-9]{1,3}\.[0-9]")
+
+
+def _starts_line(pattern: re.Pattern[str], text: str, lead: re.Pattern[str] | None = None) -> bool:
+    """Whether `pattern` matches somewhere with nothing (or only `lead`) before it on its line."""
+    for m in pattern.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if start == m.start() or (lead is not None and lead.fullmatch(text, start, m.start())):
+            return True
+    return False
 
 
 def parse(text: str) -> list[IoRecord]:

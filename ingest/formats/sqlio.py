@@ -65,6 +65,7 @@ from typing import TypeVar
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
+from ingest.textio import lines_holding
 
 T = TypeVar("T")
 
@@ -99,10 +100,10 @@ _OTHER_DESCRIPTION = re.compile(
     r"^(?:initialization done|size of file .+ needs to be:|expanding .+ done)", re.IGNORECASE
 )
 
-_DETECT_VERSION = re.compile(r"^[ \t]*sqlio v\d", re.IGNORECASE | re.MULTILINE)
-_DETECT_DESCRIPTION = re.compile(
-    r"^[ \t]*(?:\d+ threads? (?:reading|writing) for \d+ secs?|using \d+KB (?:random|sequential) IOs)", re.MULTILINE
-)
+# Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
+_DETECT_VERSION = re.compile(r"[ \t]*sqlio v\d", re.IGNORECASE)
+_DETECT_THREADS = re.compile(r"[ \t]*\d+ threads? (?:reading|writing) for \d+ secs?")
+_DETECT_USING = re.compile(r"[ \t]*using \d+KB (?:random|sequential) IOs")
 
 _CUMULATIVE = re.compile(r"^CUMULATIVE DATA:", re.IGNORECASE)
 _IOPS = re.compile(r"^IOs/sec:\s*(.*)$", re.IGNORECASE)
@@ -115,7 +116,7 @@ _HIST_SHARES = re.compile(r"^%:\s*\d")
 def detect(text: str) -> float:
     head = text[:65536]
     score = 0.0
-    if _DETECT_VERSION.search(head):
+    if _starts(_DETECT_VERSION, head, "sqlio v") or _starts(_DETECT_VERSION, head, "SQLIO v"):
         score += 0.45
     if "IOs/sec:" in head:
         score += 0.2
@@ -123,9 +124,13 @@ def detect(text: str) -> float:
         score += 0.15
     if "_Latency(ms):" in head:
         score += 0.1
-    if _DETECT_DESCRIPTION.search(head):
+    if _starts(_DETECT_THREADS, head, " for ") or _starts(_DETECT_USING, head, "using "):
         score += 0.25
     return min(score, 0.99)
+
+
+def _starts(pattern: re.Pattern[str], head: str, literal: str) -> bool:
+    return any(pattern.match(head, start) for start in lines_holding(head, literal))
 
 
 @dataclass(slots=True)

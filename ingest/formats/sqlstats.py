@@ -66,6 +66,7 @@ Rules:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ingest.errors import ParseError
@@ -496,14 +497,37 @@ _HEADER = re.compile(r"^(?P<header>" + _alternation(list(_HEADERS)) + r")\s*:?(?
 _TIME_VALUES = re.compile(r"^[^=\d]+=\s*(\d{1,15})[^=\d]*=\s*(\d{1,15})[^=\d]*$")
 _PREFIX = re.compile(r"^\s*(?:--+|VERBOSE:\s)", re.IGNORECASE)
 _DETECT_CHARS = 1 << 19
+# Detection finds candidate lines by a lower-case literal every phrase contains (str.find is fast), then matches
+# the line: a MULTILINE `^` pattern makes Python's re attempt a match at every character of a large foreign file.
+_DETECT_LEAD = r"[ \t]*(?:--+[ \t]*|VERBOSE:[ \t]+)?"
 _DETECT_IO = re.compile(
-    r"^[ \t]*(?:--+[ \t]*|VERBOSE:[ \t]+)?(?:" + _alternation(list(_TABLE_WORDS)) + r")[ \t]*:?[ \t]*['\"]",
-    re.IGNORECASE | re.MULTILINE,
+    _DETECT_LEAD + r"(?:" + _alternation(list(_TABLE_WORDS)) + r")[ \t]*:?[ \t]*['\"]", re.IGNORECASE
 )
-_DETECT_HEADER = re.compile(
-    r"^[ \t]*(?:--+[ \t]*|VERBOSE:[ \t]+)?(?:" + _alternation(list(_HEADERS)) + r")[ \t]*:?",
-    re.IGNORECASE | re.MULTILINE,
-)
+_DETECT_HEADER = re.compile(_DETECT_LEAD + r"(?:" + _alternation(list(_HEADERS)) + r")[ \t]*:?", re.IGNORECASE)
+_IO_ANCHORS = ("tab", "テーブル")  # Table, Tabla, Tabella, Tabelle, Tabela; Japanese
+_HEADER_ANCHORS = ("sql",)  # every header names SQL Server
+
+
+def _line_matches(pattern: re.Pattern[str], head: str, low: str, anchors: tuple[str, ...]) -> Iterator[re.Match[str]]:
+    """Matches of `pattern` at the start of the lines of `head` that hold one of `anchors` (`low` is head.lower())."""
+    if len(low) != len(head):  # a character whose lower case is longer: positions differ, try every line
+        starts: Iterator[int] = (m.start() for m in re.finditer(r"^", head, re.MULTILINE))
+    else:
+        starts = (head.rfind("\n", 0, i) + 1 for a in anchors for i in _find_all(low, a))
+    seen: set[int] = set()
+    for start in starts:
+        if start not in seen:
+            seen.add(start)
+            if m := pattern.match(head, start):
+                yield m
+
+
+def _find_all(text: str, literal: str) -> Iterator[int]:
+    i = text.find(literal)
+    while i >= 0:
+        yield i
+        i = text.find(literal, i + 1)
+
 
 Record = QueryIoRecord | QueryTimeRecord
 
@@ -511,8 +535,9 @@ Record = QueryIoRecord | QueryTimeRecord
 def detect(text: str) -> float:
     """Table lines that read, or time blocks, within the first 512 KiB (a script may carry output at its end)."""
     head = text[:_DETECT_CHARS]
+    low = head.lower()
     io_lines = damaged = 0
-    for m in _DETECT_IO.finditer(head):
+    for m in _line_matches(_DETECT_IO, head, low, _IO_ANCHORS):
         line = _line_at(head, m.start())
         try:
             rec = _io_line(line, 1, None)
@@ -523,7 +548,7 @@ def detect(text: str) -> float:
         if io_lines >= 2:
             break
     time_blocks = 0
-    for m in _DETECT_HEADER.finditer(head):
+    for m in _line_matches(_DETECT_HEADER, head, low, _HEADER_ANCHORS):
         # The values follow the header on its own line or on one of the next two lines.
         following = head[m.end() : m.end() + 600].split("\n")[:3]
         if any(_TIME_VALUES.match(_strip_prefix(s).strip(" \t:")) for s in following):
