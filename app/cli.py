@@ -58,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--notes", help="free notes")
     s.add_argument("--format", choices=formats.names(), help="skip detection and read as this format")
     s.add_argument("--no-build", action="store_true", help="store only; run `kneepoint build` later")
+    s.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="parsing processes (default: one per core when there are 16 files or more; 1: parse in-process)",
+    )
     s.set_defaults(func=cmd_ingest)
 
     s = sub.add_parser("files", parents=[common], help="list stored files")
@@ -191,6 +197,16 @@ def cmd_parse(args: argparse.Namespace) -> int:
     return status
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     from ingest.load import ingest_inputs
 
@@ -208,9 +224,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             fmt=args.format,
             build=not args.no_build,
             progress=lambda o: print(o.describe(), flush=True),
+            workers=args.workers,
         )
     except KeyboardInterrupt:
-        # Each file is its own transaction: what was stored is whole, and a rerun skips it.
+        # Files are committed whole (alone or in batches) before they are listed: a rerun skips them.
         print("\ninterrupted: the files listed as added are stored; run the same command again for the rest")
         return 130
     added = report.added

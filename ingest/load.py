@@ -1,11 +1,26 @@
-"""`kneepoint ingest` and the app's upload: parse, store each file in its own transaction, rebuild models."""
+"""`kneepoint ingest` and the app's upload: parse (in a process pool when there are many files), store whole files
+in batches, rebuild the models.
+
+Parsing is CPU-bound Python, so a large ingest parses in worker processes (which also build each file's Arrow rows);
+the main process, the only one holding the warehouse, stores them in batches: one transaction and one bulk insert
+per raw table for up to BATCH_FILES files. A batch commits whole or not at all, so every file is stored whole or
+not at all; a file is reported "added" only after its batch committed; an interruption loses at most the batch
+being written, and a rerun stores it (files already stored are skipped by their sha256).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, field
+from itertools import chain, islice
 
 import duckdb
 
@@ -14,12 +29,20 @@ from ingest.build import BuildResult, build_models
 from ingest.errors import ParseError
 from ingest.records import ParsedFile
 from ingest.sources import InputError, InputFile
-from ingest.warehouse import StoreError, StoreResult, connect, store_file
+from ingest.warehouse import PreparedFile, StoreError, StoreResult, connect, prepare_file, store_batch
 
 # While many files go in, let the write-ahead log grow before DuckDB folds it into the file: each fold
 # rewrites the tables' indexes, so folding every 16 MB (the default) makes a large ingest quadratic.
 # Committed files are in the log and survive a crash; the fold happens when the ingest closes.
 BULK_CHECKPOINT_THRESHOLD = "1GB"
+# A batch ends at this many files or bytes of file content: large enough that per-statement costs vanish, small
+# enough that memory stays bounded and an interrupted ingest loses little work.
+BATCH_FILES = 256
+BATCH_BYTES = 32 * 1024 * 1024
+# Below this many files, starting worker processes (~0.5 s) costs more than it saves.
+POOL_MIN_FILES = 16
+# Files in flight per worker: keeps both the workers and the writer busy, and memory bounded.
+WINDOW_PER_WORKER = 8
 
 
 @dataclass(slots=True)
@@ -50,6 +73,9 @@ class IngestReport:
     build: BuildResult | None = None
     # Set when the warehouse itself failed (disk full, ...) and the remaining inputs were not tried.
     aborted: str | None = None
+    workers: int = 1
+    # Seconds: "parse_s" the writer waited for parsed files, "store_s" storing them, "build_s" the dbt build.
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def added(self) -> list[FileOutcome]:
@@ -69,6 +95,41 @@ def parse_input(item: InputFile, fmt: str | None = None) -> ParsedFile:
     return formats.parse_bytes(item.data, item.name, fmt)
 
 
+@dataclass(slots=True)
+class _Labels:
+    disk: str
+    host: str | None
+    tags: tuple[str, ...]
+    notes: str | None
+    fmt: str | None
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What a worker sends back for one file: its rows, or why it cannot be stored."""
+
+    file: PreparedFile | None
+    tool_version: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def _prepare(name: str, data: bytes, labels: _Labels) -> _Prepared:
+    """Parse one file and build its rows (in a worker process, or in-process for a few files)."""
+    try:
+        parsed = formats.parse_bytes(data, name, labels.fmt)
+    except ParseError as exc:
+        return _Prepared(None, error=str(exc))
+    try:
+        sha256 = hashlib.sha256(data).hexdigest()
+        prepared = prepare_file(
+            _display_name(name), data, sha256, parsed, labels.disk, labels.host, labels.tags, labels.notes
+        )
+    except StoreError as exc:
+        return _Prepared(None, error=f"{name}: not stored ({parsed.format}): {exc.reason}")
+    return _Prepared(prepared, parsed.tool_version, list(parsed.warnings))
+
+
 def ingest_inputs(
     db: str | os.PathLike[str],
     items: Iterable[InputFile | InputError],
@@ -79,79 +140,194 @@ def ingest_inputs(
     fmt: str | None = None,
     build: bool = True,
     progress: Callable[[FileOutcome], None] | None = None,
+    workers: int | None = None,
 ) -> IngestReport:
-    """Store every readable file, each in its own transaction; a bad file is reported and never blocks the
-    others. An interruption (Ctrl-C, a kill) leaves the files stored so far whole; a rerun skips them."""
+    """Store every readable file whole; a bad file is reported and never blocks the others. An interruption
+    (Ctrl-C, a kill) leaves the files stored so far whole; a rerun skips them.
+
+    `workers`: parsing processes; None picks the machine's cores when there are at least POOL_MIN_FILES files."""
     if not disk or not disk.strip():
         raise ValueError("a disk label is required (--disk LABEL)")
-    disk = disk.strip()
     host = host.strip() or None if host else None
-    outcomes: list[FileOutcome] = []
-    aborted: str | None = None
-    con = connect(db)
+    labels = _Labels(disk.strip(), host, tuple(tags), notes, fmt)
+    items = iter(items)
+    head = list(islice(items, POOL_MIN_FILES))
+    if workers is None:
+        workers = _cores() if len(head) >= POOL_MIN_FILES else 1
+    workers = max(1, workers)
+    all_items = chain(head, items)
+    report = IngestReport([], workers=workers, timings={"parse_s": 0.0, "store_s": 0.0, "build_s": 0.0})
+    # The pool starts before the warehouse is opened (no DuckDB handle in a worker); forkserver, because the
+    # app's process has threads, and forking a threaded process can deadlock the child.
+    pool = None
+    if workers > 1:
+        context = multiprocessing.get_context("forkserver")
+        pool = ProcessPoolExecutor(workers, context, initializer=_watch_parent, initargs=(os.getpid(),))
     try:
-        con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
+        con = connect(db)
         try:
-            for item in items:
-                outcome, fatal = _ingest_one(con, item, disk, host, tags, notes, fmt)
-                outcomes.append(outcome)
-                if progress:
-                    progress(outcome)
-                if fatal:
-                    aborted = outcome.reason
-                    break
+            con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
+            try:
+                _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress)
+            finally:
+                _reset_checkpoint_threshold(con)
         finally:
-            _reset_checkpoint_threshold(con)
-        result = None
-        if build and aborted is None and any(o.status == "added" for o in outcomes):
-            result = build_models(db)
+            con.close()
     finally:
-        con.close()
-    return IngestReport(outcomes, result, aborted)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    if build and report.aborted is None and report.added:
+        t = time.perf_counter()
+        report.build = build_models(db)
+        report.timings["build_s"] = time.perf_counter() - t
+    return report
+
+
+def _watch_parent(pid: int) -> None:
+    """In a worker: exit when the ingesting process is gone. Python 3.11's pool workers wait on their queue
+    forever when their parent is SIGKILLed, and keep the forkserver alive with them."""
+
+    def watch() -> None:
+        while _alive(pid):
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="kneepoint-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Running (a killed process stays a zombie until its parent reaps it: that counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel whether the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _prepared(
+    items: Iterator[InputFile | InputError],
+    labels: _Labels,
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    report: IngestReport,
+) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
+    """Each item with its prepared rows (None for an unreadable input), in input order."""
+    if pool is None:
+        for item in items:
+            t = time.perf_counter()
+            result = None if isinstance(item, InputError) else _prepare(item.name, item.data, labels)
+            report.timings["parse_s"] += time.perf_counter() - t
+            yield item, result
+        return
+    pending: deque[tuple[InputFile | InputError, Future[_Prepared] | None]] = deque()
+    window = workers * WINDOW_PER_WORKER
+    for item in items:
+        future = None if isinstance(item, InputError) else pool.submit(_prepare, item.name, item.data, labels)
+        pending.append((item, future))
+        if len(pending) >= window:
+            yield _next_done(pending, report)
+    while pending:
+        yield _next_done(pending, report)
+
+
+def _next_done(
+    pending: deque[tuple[InputFile | InputError, Future[_Prepared] | None]], report: IngestReport
+) -> tuple[InputFile | InputError, _Prepared | None]:
+    item, future = pending.popleft()
+    t = time.perf_counter()
+    result = future.result() if future is not None else None
+    report.timings["parse_s"] += time.perf_counter() - t
+    return item, result
+
+
+def _store_all(
+    con: duckdb.DuckDBPyConnection,
+    prepared: Iterator[tuple[InputFile | InputError, _Prepared | None]],
+    report: IngestReport,
+    progress: Callable[[FileOutcome], None] | None,
+) -> None:
+    """Batch the prepared files; outcomes are reported in input order, each file's after its batch committed."""
+    # Outcomes waiting for the batch before them (errors included, so that the order stays the input's).
+    waiting: list[tuple[InputFile | InputError, _Prepared | None]] = []
+    batch_files = batch_bytes = 0
+
+    def flush() -> bool:
+        nonlocal batch_files, batch_bytes
+        t = time.perf_counter()
+        files = [p.file for _, p in waiting if p is not None and p.file is not None]
+        stored = iter(store_batch(con, files) if files else [])
+        report.timings["store_s"] += time.perf_counter() - t
+        for item, p in waiting:
+            outcome, fatal = _outcome(item, p, stored)
+            if outcome is None:  # not tried: the warehouse failed before this file
+                break
+            report.outcomes.append(outcome)
+            if progress:
+                progress(outcome)
+            if fatal:
+                report.aborted = outcome.reason
+                break
+        waiting.clear()
+        batch_files = batch_bytes = 0
+        return report.aborted is None
+
+    for item, p in prepared:
+        waiting.append((item, p))
+        if p is not None and p.file is not None:
+            batch_files += 1
+            batch_bytes += p.file.size_bytes
+        if (batch_files >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and not flush():
+            return
+    if waiting:
+        flush()
+
+
+def _outcome(
+    item: InputFile | InputError, p: _Prepared | None, stored: Iterator[StoreResult | StoreError]
+) -> tuple[FileOutcome | None, bool]:
+    """The file's outcome (None when it was not tried), and whether the warehouse failed storing it."""
+    if isinstance(item, InputError) or p is None:
+        return FileOutcome(item.name, "error", reason=f"{item.name}:1: {item.reason}"), False
+    if p.file is None:
+        return FileOutcome(item.name, "error", reason=p.error), False
+    result = next(stored, None)
+    if result is None:
+        return None, False
+    f = p.file
+    if isinstance(result, StoreError):
+        reason = f"{item.name}: not stored ({f.format}): {result.reason}"
+        return FileOutcome(item.name, "error", format=f.format, reason=reason), result.fatal
+    outcome = FileOutcome(
+        item.name,
+        result.status,
+        file_id=result.file_id,
+        format=f.format,
+        tool_version=p.tool_version,
+        records=f.records,
+        runs=f.runs,
+        warnings=p.warnings,
+    )
+    if result.status == "duplicate":
+        outcome.reason = _duplicate_reason(result, f.sha256, f.disk, f.host)
+    return outcome, False
 
 
 def _reset_checkpoint_threshold(con: duckdb.DuckDBPyConnection) -> None:
     # On a failed warehouse this fails too; the error that matters was reported already.
     with suppress(duckdb.Error):
         con.execute("RESET checkpoint_threshold")
-
-
-def _ingest_one(
-    con: duckdb.DuckDBPyConnection,
-    item: InputFile | InputError,
-    disk: str,
-    host: str | None,
-    tags: Sequence[str],
-    notes: str | None,
-    fmt: str | None,
-) -> tuple[FileOutcome, bool]:
-    """The file's outcome, and whether the warehouse failed so that no further file can be stored."""
-    if isinstance(item, InputError):
-        return FileOutcome(item.name, "error", reason=f"{item.name}:1: {item.reason}"), False
-    try:
-        parsed = parse_input(item, fmt)
-    except ParseError as exc:
-        return FileOutcome(item.name, "error", reason=str(exc)), False
-    try:
-        stored: StoreResult = store_file(
-            con, _display_name(item.name), item.data, item.sha256, parsed, disk, host, tags, notes
-        )
-    except StoreError as exc:
-        reason = f"{item.name}: not stored ({parsed.format}): {exc.reason}"
-        return FileOutcome(item.name, "error", format=parsed.format, reason=reason), exc.fatal
-    outcome = FileOutcome(
-        item.name,
-        stored.status,
-        file_id=stored.file_id,
-        format=parsed.format,
-        tool_version=parsed.tool_version,
-        records=len(parsed.records),
-        runs=parsed.runs,
-        warnings=list(parsed.warnings),
-    )
-    if stored.status == "duplicate":
-        outcome.reason = _duplicate_reason(stored, item.sha256, disk, host)
-    return outcome, False
 
 
 def _duplicate_reason(stored: StoreResult, sha256: str, disk: str, host: str | None) -> str:

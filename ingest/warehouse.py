@@ -1,6 +1,7 @@
 """The DuckDB warehouse: the raw layer that `ingest` writes and everything downstream is rebuilt from.
 
-One file is one transaction; the same bytes are stored once (sha256); bulk rows go in through Arrow.
+A file is stored whole or not at all (one transaction per file, or per batch of whole files for a large
+ingest); the same bytes are stored once (sha256); bulk rows go in through Arrow.
 Only one process can write a DuckDB file: `connect` waits a bounded time for another writer and then
 raises WarehouseBusy naming the process that holds it.
 """
@@ -216,6 +217,47 @@ class StoreResult:
     existing_name: str | None = None
 
 
+@dataclass(slots=True)
+class PreparedFile:
+    """A parsed file turned into the Arrow rows of every raw table: what a worker process hands to the writer."""
+
+    file_id: str
+    name: str
+    sha256: str
+    size_bytes: int
+    format: str
+    records: int
+    runs: int
+    disk: str
+    host: str | None
+    tables: dict[str, pa.Table]
+
+
+def prepare_file(
+    name: str,
+    data: bytes,
+    sha256: str,
+    parsed: ParsedFile,
+    disk: str,
+    host: str | None = None,
+    tags: Sequence[str] = (),
+    notes: str | None = None,
+) -> PreparedFile:
+    """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written)."""
+    file_id = sha256[:16]
+    try:
+        tables = _row_tables(file_id, parsed)
+        tables["raw_files"] = _file_row(file_id, name, data, sha256, parsed, disk, host, tags, notes)
+        tables["raw_file_contents"] = pa.table(
+            {"file_id": pa.array([file_id]), "content": pa.array([data], pa.binary())}
+        )
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        raise StoreError(f"rows do not fit the raw layer: {exc}") from exc
+    return PreparedFile(
+        file_id, name, sha256, len(data), parsed.format, len(parsed.records), parsed.runs, disk, host, tables
+    )
+
+
 def store_file(
     con: duckdb.DuckDBPyConnection,
     name: str,
@@ -230,39 +272,24 @@ def store_file(
     """Store one parsed file and all its rows in one transaction; the same bytes twice add nothing.
 
     Raises StoreError (and leaves nothing of the file behind) when the rows cannot be stored."""
-    file_id = sha256[:16]
-    try:
-        tables = _row_tables(file_id, parsed)
-        file_row = _file_row(file_id, name, data, sha256, parsed, disk, host, tags, notes)
-        content_row = pa.table({"file_id": pa.array([file_id]), "content": pa.array([data], pa.binary())})
-    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-        raise StoreError(f"rows do not fit the raw layer: {exc}") from exc
+    return store_prepared(con, prepare_file(name, data, sha256, parsed, disk, host, tags, notes))
 
+
+def store_prepared(con: duckdb.DuckDBPyConnection, f: PreparedFile) -> StoreResult:
+    """One prepared file in one transaction (StoreError: nothing of it written)."""
     con.execute("BEGIN TRANSACTION")
     try:
         # The sha256 UNIQUE constraint is the duplicate check: no extra query per new file.
-        _insert(con, "raw_files", file_row)
-        _insert(con, "raw_file_contents", content_row)
-        for table, rows in tables.items():
-            if rows.num_rows:
-                _insert(con, table, rows)
+        for table in reversed(RAW_TABLES):  # parents first
+            if f.tables[table].num_rows:
+                _insert(con, table, f.tables[table])
         con.execute("COMMIT")
     except duckdb.ConstraintException as exc:
         _rollback(con)
-        existing = _stored_as(con, sha256)
+        existing = _stored_as(con, f.sha256)
         if existing is None:
             raise StoreError(f"could not be stored: {exc}") from exc
-        return StoreResult(
-            existing[0],
-            name,
-            "duplicate",
-            parsed.format,
-            0,
-            parsed.runs,
-            existing_disk=existing[1],
-            existing_host=existing[2],
-            existing_name=existing[3],
-        )
+        return _duplicate(f, existing)
     except (duckdb.FatalException, duckdb.IOException) as exc:
         _rollback(con)
         raise StoreError(f"warehouse failure while storing: {exc}", fatal=True) from exc
@@ -272,7 +299,73 @@ def store_file(
     except BaseException:
         _rollback(con)
         raise
-    return StoreResult(file_id, name, "added", parsed.format, len(parsed.records), parsed.runs)
+    return StoreResult(f.file_id, f.name, "added", f.format, f.records, f.runs)
+
+
+def store_batch(con: duckdb.DuckDBPyConnection, batch: Sequence[PreparedFile]) -> list[StoreResult | StoreError]:
+    """Store many files at once: one transaction and one bulk insert per raw table for the new ones.
+
+    Every file is still whole or absent (the batch commits or not). Files already stored (or twice in the batch)
+    come back as duplicates. If the batch fails, it is rolled back and stored file by file, so a file that cannot
+    be stored is reported alone; a StoreError with `fatal` set means the files after it were not tried."""
+    known = _stored_as_many(con, [f.sha256 for f in batch])
+    results: list[StoreResult | StoreError | None] = [None] * len(batch)
+    first_of: dict[str, PreparedFile] = {}
+    new: list[int] = []
+    for i, f in enumerate(batch):
+        if f.sha256 in known:
+            results[i] = _duplicate(f, known[f.sha256])
+        elif f.sha256 in first_of:
+            same = first_of[f.sha256]
+            results[i] = _duplicate(f, (same.file_id, same.disk, same.host, same.name))
+        else:
+            first_of[f.sha256] = f
+            new.append(i)
+    if new and not _insert_together(con, [batch[i] for i in new]):
+        for i in new:
+            try:
+                results[i] = store_prepared(con, batch[i])
+            except StoreError as exc:
+                results[i] = exc
+                if exc.fatal:
+                    return [r for r in results[: i + 1] if r is not None]  # the rest was not tried
+    for i in new:
+        if results[i] is None:
+            f = batch[i]
+            results[i] = StoreResult(f.file_id, f.name, "added", f.format, f.records, f.runs)
+    return [r for r in results if r is not None]
+
+
+def _insert_together(con: duckdb.DuckDBPyConnection, files: list[PreparedFile]) -> bool:
+    """Insert the files' rows in one transaction; False (rolled back) when anything refused them."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in reversed(RAW_TABLES):  # parents first
+            parts = [f.tables[table] for f in files if f.tables[table].num_rows]
+            if parts:
+                _insert(con, table, pa.concat_tables(parts) if len(parts) > 1 else parts[0])
+        con.execute("COMMIT")
+    except duckdb.Error:
+        _rollback(con)
+        return False
+    except BaseException:
+        _rollback(con)
+        raise
+    return True
+
+
+def _duplicate(f: PreparedFile, existing: tuple[str, str, str | None, str]) -> StoreResult:
+    return StoreResult(
+        existing[0],
+        f.name,
+        "duplicate",
+        f.format,
+        0,
+        f.runs,
+        existing_disk=existing[1],
+        existing_host=existing[2],
+        existing_name=existing[3],
+    )
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
@@ -290,6 +383,13 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
 def _stored_as(con: duckdb.DuckDBPyConnection, sha256: str) -> tuple[str, str, str | None, str] | None:
     rows = con.execute("SELECT file_id, disk, host, name FROM raw_files WHERE sha256 = ?", [sha256]).fetchall()
     return rows[0] if rows else None
+
+
+def _stored_as_many(con: duckdb.DuckDBPyConnection, sha256s: list[str]) -> dict[str, tuple[str, str, str | None, str]]:
+    rows = con.execute(
+        "SELECT sha256, file_id, disk, host, name FROM raw_files WHERE list_contains(?, sha256)", [sha256s]
+    ).fetchall()
+    return {r[0]: r[1:] for r in rows}
 
 
 def _file_row(

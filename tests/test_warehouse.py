@@ -131,7 +131,8 @@ def test_a_failure_in_file_7_of_10_is_reported_and_the_others_are_stored(tmp_pat
         real_insert = warehouse._insert
 
         def insert(con, table, rows):
-            if table == "raw_latency_histograms" and rows["file_id"][0].as_py() == seventh_sha[:16]:
+            # Refused whenever the seventh file's rows are among them: in its batch, then on its own.
+            if table == "raw_latency_histograms" and seventh_sha[:16] in rows["file_id"].to_pylist():
                 raise duckdb.ConstraintException("injected: histogram rows refused")
             real_insert(con, table, rows)
 
@@ -157,13 +158,12 @@ def test_a_failure_in_file_7_of_10_is_reported_and_the_others_are_stored(tmp_pat
 def test_a_warehouse_failure_stops_the_ingest_after_reporting_the_file(tmp_path, monkeypatch):
     paths = fio_variants(tmp_path / "in", 10)
     real_insert = warehouse._insert
-    calls = {"files": 0}
+    seventh = sha256_of(paths[6].read_bytes())[:16]
 
     def insert(con, table, rows):
-        if table == "raw_files":
-            calls["files"] += 1
-            if calls["files"] == 7:
-                raise duckdb.IOException("injected: No space left on device")
+        # The disk fills up as the seventh file is written: in its batch, then again on its own.
+        if table == "raw_files" and seventh in rows["file_id"].to_pylist():
+            raise duckdb.IOException("injected: No space left on device")
         real_insert(con, table, rows)
 
     monkeypatch.setattr(warehouse, "_insert", insert)
@@ -410,3 +410,97 @@ def test_files_json_lists_what_is_stored(tmp_path, sample_fio):
         assert f["file_id"] == f["sha256"][:16] and f["format"] == "fio_json"
         assert f["records"] == records[f["name"]] and f["disk"] == "P10" and f["host"] == "sql01"
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", f["ingested_at"])
+
+
+# --- parsing in worker processes, storing in batches ----------------------------------------------------------
+
+
+def _table_rows(db: Path) -> dict[str, list[tuple]]:
+    """Every raw table's rows apart from the ingest time, sorted: what two ingests must agree on."""
+    con = connect(db, read_only=True)
+    try:
+        out = {}
+        for table in warehouse.RAW_TABLES:
+            cols = [c for (c,) in con.execute(f"SELECT column_name FROM (DESCRIBE {table})").fetchall()]
+            keep = ", ".join(c for c in cols if c != "ingested_at")
+            out[table] = sorted(con.execute(f"SELECT {keep} FROM {table}").fetchall(), key=repr)
+        return out
+    finally:
+        con.close()
+
+
+def test_a_pool_of_workers_stores_exactly_what_parsing_in_process_stores(tmp_path, monkeypatch):
+    paths = fio_variants(tmp_path / "in", 24)
+    (tmp_path / "in" / "broken.json").write_text('{"fio version": "fio-3.33", "jobs": [', encoding="utf-8")
+    paths.insert(5, tmp_path / "in" / "broken.json")
+    paths.insert(9, paths[2])  # the same bytes twice in one ingest
+    # Small batches, so that the pool's files span several of them.
+    monkeypatch.setattr("ingest.load.BATCH_FILES", 7)
+    serial = ingest_inputs(tmp_path / "serial.duckdb", iter_paths(paths), disk="d", build=False, workers=1)
+    pooled = ingest_inputs(tmp_path / "pooled.duckdb", iter_paths(paths), disk="d", build=False, workers=2)
+
+    assert pooled.workers == 2 and serial.workers == 1
+    assert [(o.name, o.status, o.file_id, o.records) for o in pooled.outcomes] == [
+        (o.name, o.status, o.file_id, o.records) for o in serial.outcomes
+    ]
+    assert [o.status for o in pooled.outcomes].count("added") == 24
+    assert pooled.outcomes[5].status == "error" and str(paths[5]) in (pooled.outcomes[5].reason or "")
+    assert pooled.outcomes[9].status == "duplicate" and pooled.outcomes[9].file_id == pooled.outcomes[2].file_id
+    assert _table_rows(tmp_path / "pooled.duckdb") == _table_rows(tmp_path / "serial.duckdb")
+
+
+def test_files_already_stored_are_duplicates_in_a_batch(tmp_path):
+    paths = fio_variants(tmp_path / "in", 20)
+    db = tmp_path / "w.duckdb"
+    first = ingest_inputs(db, iter_paths(paths[:8]), disk="first", build=False, workers=1)
+    assert len(first.added) == 8
+    second = ingest_inputs(db, iter_paths(paths), disk="second", build=False, workers=2)
+    assert [o.status for o in second.outcomes] == ["duplicate"] * 8 + ["added"] * 12
+    assert "disk 'first'" in (second.outcomes[0].reason or "")
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT count(*), count(DISTINCT sha256) FROM raw_files").fetchall() == [(20, 20)]
+    finally:
+        con.close()
+
+
+def test_a_killed_ingest_leaves_no_worker_process_behind(tmp_path):
+    paths = fio_variants(tmp_path / "in", 400)
+    proc = subprocess.Popen(
+        [*KNEEPOINT, "--db", str(tmp_path / "w.duckdb"), "ingest", str(tmp_path / "in"), "--disk", "d"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
+
+    def descendants() -> set[int]:
+        found: set[int] = set()
+        todo = [proc.pid]
+        while todo:
+            pid = todo.pop()
+            out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+            todo += [int(p) for p in out]
+            found |= {int(p) for p in out}
+        return found
+
+    workers: set[int] = set()
+    deadline = time.monotonic() + 120
+    while len(workers) < 3 and time.monotonic() < deadline:  # forkserver, two workers (and a resource tracker)
+        workers = descendants()
+        time.sleep(0.1)
+    assert len(workers) >= 3, f"no worker processes seen: {workers}"
+    proc.kill()
+    proc.wait()
+
+    def running(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    deadline = time.monotonic() + 10
+    while any(running(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in workers if running(p)]
+    assert len(paths) == 400
