@@ -1,8 +1,9 @@
 """The dbt models on real inputs: units through real ingest, every corpus file built with every test passing,
-the latency percentile curves, the SQL Server statement marts, and the docs."""
+Little's law over mixed runs, the latency percentile curves, the SQL Server statement marts, and the docs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,9 @@ import pytest
 
 from ingest.build import build_models
 from ingest.load import ingest_inputs
+from ingest.records import IoRecord, ParsedFile
 from ingest.sources import InputFile, iter_paths
+from ingest.warehouse import connect, store_file
 from tests.helpers import corpus_dir, corpus_file
 
 # SQLIO prints "MBs/sec" in MiB: 47.3 x 2^20 = 49,597,235 bytes/s (94.6 IOs/sec x 512 KiB agrees within 0.001%).
@@ -53,9 +56,35 @@ def cdm3_text() -> str:
     return "\n".join(lines)
 
 
+def total_and_split_run() -> list[IoRecord]:
+    """One 70/30 run at 4 x 8 outstanding reported three ways, as a tool could: its read and write rows and a
+    `total` row. No parser emits all three today; the model must still count the run's I/O once."""
+
+    def row(direction: str, iops: float, latency_ms: float) -> IoRecord:
+        return IoRecord(
+            tool="fio",
+            run_index=0,
+            source_line=1,
+            pattern="random",
+            operation="mixed",
+            read_pct=70.0,
+            direction=direction,  # type: ignore[arg-type]
+            block_size_bytes=8192,
+            threads=4,
+            queue_depth=8,
+            iops=iops,
+            throughput=iops * 8192,
+            latency_avg=latency_ms,
+        )
+
+    # 7000 x 4 ms + 3000 x 1.333.. ms = 32 outstanding; the total row: 10000 IOPS at 3.2 ms, the same 32.
+    return [row("read", 7000, 4.0), row("write", 3000, 4 / 3), row("total", 10000, 3.2)]
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Iterator[Path]:
-    """Every corpus file (disk `corpus` on host `lab`) and the two unit cases, ingested and built once."""
+    """Every corpus file (disk `corpus` on host `lab`), the two unit cases and a run with a `total` row as well
+    as its read and write rows, ingested and built once."""
     tmp = tmp_path_factory.mktemp("models")
     db = tmp / "warehouse.duckdb"
     with pytest.MonkeyPatch.context() as mp:
@@ -67,6 +96,14 @@ def built(tmp_path_factory) -> Iterator[Path]:
         for disk, name, text in (("sqlio 512k", "sqlio-512k.txt", SQLIO_512K), ("cdm3", "cdm3.txt", cdm3_text())):
             report = ingest_inputs(db, [InputFile(name, text.encode("utf-8"))], disk=disk, build=False)
             assert [o.status for o in report.outcomes] == ["added"], [o.reason for o in report.outcomes]
+        records = total_and_split_run()
+        data = json.dumps([r.to_normalized() for r in records]).encode()
+        store = connect(db)
+        try:
+            parsed = ParsedFile(format="fio_json", records=list(records))
+            store_file(store, "total-and-split.json", data, hashlib.sha256(data).hexdigest(), parsed, disk="total")
+        finally:
+            store.close()
         result = build_models(db)
         assert result.success, "\n".join(result.failures)
         yield db
@@ -125,6 +162,67 @@ def test_the_marts_hold_each_raw_row_once(con):
             con.execute(f"SELECT count(*) FROM {mart}").fetchall()
             == con.execute(f"SELECT count(*) FROM {raw}").fetchall()
         ), mart
+
+
+# --- Little's law over whole runs ----------------------------------------------------------------------------
+
+
+def run_rows(con: duckdb.DuckDBPyConnection, file_name: str, run_index: int) -> dict[str, dict]:
+    found = rows(
+        con,
+        "SELECT * FROM fct_io_results WHERE file_name = ? AND run_index = ? ORDER BY record_index",
+        [file_name, run_index],
+    )
+    return {r["direction"]: r for r in found}
+
+
+def test_littles_law_sums_the_directions_of_a_diskspd_mixed_run(con):
+    run = run_rows(con, "patricklang-containers-2.0.21-mibs-latency-readme.txt", 0)
+    assert set(run) == {"read", "write"}
+    # Line 37 `thread count: 8`, line 22 `number of outstanding I/O operations: 8`: 64 outstanding. The
+    # `total:` rows: Read IO (line 73) 24083.62 IOPS at 1.563 ms, Write IO (line 87) 24118.86 at 1.091 ms.
+    # The read row alone would give 0.59 and be flagged; the run as a whole keeps its 64 I/Os in flight.
+    expected = (24083.62 * 1.563 + 24118.86 * 1.091) / 1000 / 64
+    for r in run.values():
+        assert r["outstanding_io"] == 64
+        assert r["littles_law_ratio"] == pytest.approx(expected)
+        assert r["littles_law_ratio"] == pytest.approx(1, abs=0.01)
+        assert r["littles_law_flag"] is False
+        assert r["run_iops"] == pytest.approx(24083.62 + 24118.86)
+    # DiskSpd's own Total IO row (line 59): 48202.48 IOPS at 1.327 ms, the same run within its rounding.
+    assert run["read"]["run_iops"] == pytest.approx(48202.48, abs=0.02)
+    assert run["read"]["run_latency_avg_ms"] == pytest.approx(1.327, abs=0.001)
+
+
+def test_littles_law_sums_the_directions_of_a_fio_randrw_job(con):
+    run = run_rows(con, "arau-3.12-randrw-50-50-global-options.json", 0)
+    assert set(run) == {"read", "write"}
+    # global options iodepth 16 (line 17), one job; read iops 225.893944 (line 36), lat_ns mean 20368555.062895
+    # (line 75); write iops 224.677039 (line 95), lat_ns mean 50727382.771645 (line 134).
+    expected = (225.893944 * 20368555.062895 + 224.677039 * 50727382.771645) / 1e9 / 16
+    for r in run.values():
+        assert r["outstanding_io"] == 16
+        assert r["littles_law_ratio"] == pytest.approx(expected)
+        assert r["littles_law_ratio"] == pytest.approx(1, abs=0.01)
+        assert r["littles_law_flag"] is False
+
+
+def test_a_crystaldiskmark_mix_is_its_one_total_row(con):
+    run = run_rows(con, "cdm8.0.4-mix-r70w30-seq128k-rnd4k-q32t16-S790.txt", 10)
+    (r,) = run.values()
+    # Line 23, under [Mix] Read 70%/Write 30%: `RND 4KiB (Q= 32, T=16)` 139643.3 IOPS at <3640.51 us>, 16 x 32.
+    assert (r["direction"], r["outstanding_io"]) == ("total", 512)
+    assert r["littles_law_ratio"] == pytest.approx(139643.3 * 3640.51e-6 / 512)
+
+
+def test_a_run_with_a_total_row_is_counted_once(con):
+    found = rows(con, "SELECT * FROM fct_io_results WHERE disk = 'total' ORDER BY record_index")
+    assert [r["direction"] for r in found] == ["read", "write", "total"]
+    # The total row alone (10000 IOPS x 3.2 ms / 32): 1.0; with the read and write rows added, 2.0.
+    for r in found:
+        assert r["run_iops"] == pytest.approx(10000)
+        assert r["run_latency_avg_ms"] == pytest.approx(3.2)
+        assert r["littles_law_ratio"] == pytest.approx(1.0)
 
 
 # --- latency percentile curves -------------------------------------------------------------------------------

@@ -10,8 +10,11 @@ import zipfile
 from pathlib import Path
 
 import duckdb
+import plotly.graph_objects as go
+import polars as pl
 import pytest
 
+from app import charts
 from app.cli import main
 from app.report import build_report
 from tests.helpers import SAMPLE
@@ -104,14 +107,19 @@ def test_conditions_checks_and_provenance(html: str, source: Path):
     checks = html[html.index('<section id="checks">') : html.index('<section id="appendix">')]
     con = duckdb.connect(str(source), read_only=True)
     try:
-        checked, flagged = con.execute(
-            "SELECT count(littles_law_ratio), count(*) FILTER (littles_law_flag) FROM fct_io_results"
+        # Little's law is checked per run: a mixed run's read and write rows count once.
+        checked, flagged, checked_rows = con.execute(
+            "SELECT count(DISTINCT (file_id, run_index)) FILTER (littles_law_ratio IS NOT NULL), "
+            "count(DISTINCT (file_id, run_index)) FILTER (littles_law_flag), count(littles_law_ratio) "
+            "FROM fct_io_results"
         ).fetchone()
         files = con.execute("SELECT file_name, sha256 FROM dim_files").fetchall()
         runs = con.execute("SELECT count(*) FROM fct_io_results").fetchone()[0]
     finally:
         con.close()
     assert f"{checked} run(s) checked,\n    {flagged} flagged" in checks
+    # sample_data/diskspd/synthetic-ss-stripe-mixed-8k.xml: six 70/30 runs, a read and a write row each
+    assert checked == checked_rows - 6
     assert "1 MiB/s = 1,048,576 bytes/s" in checks and "1 MB/s = 1,000,000 bytes/s" in checks
 
     appendix = html[html.index('<section id="appendix">') : html.index('<section id="provenance">')]
@@ -121,6 +129,21 @@ def test_conditions_checks_and_provenance(html: str, source: Path):
     for name, sha256 in files:
         assert name in provenance and sha256 in provenance
     assert "kneepoint 0.1.0" in provenance
+
+
+def test_every_chart_carries_the_whole_plotly_white_template(html: str):
+    """app/charts.py assigns a template validated once: each figure still gets all of plotly_white, as when
+    update_layout named it."""
+    expected = json.loads(go.Figure(layout={"template": "plotly_white"}).to_json())["layout"]["template"]
+    figures = _figures(html)
+    assert figures and all(f["figure"]["layout"]["template"] == expected for f in figures)
+
+
+def test_a_change_to_one_figures_template_leaves_the_next_alone():
+    first = charts.percentile_figure(pl.DataFrame())
+    first.layout.template.layout.paper_bgcolor = "red"
+    second = charts.percentile_figure(pl.DataFrame())
+    assert second.layout.template.layout.paper_bgcolor == "white"
 
 
 def test_one_disk_only(source: Path):

@@ -1,4 +1,7 @@
-"""Stored files: what is in the warehouse, with relabel, delete (confirmed) and download of the original bytes."""
+"""Stored files: what is in the warehouse, with relabel, delete (confirmed) and download of the original bytes.
+
+A file imported from an anonymized bundle (`kneepoint import`) has no original bytes: the bundle leaves them
+out, since they hold every name the anonymization replaced. The page says so instead of offering a download."""
 
 from __future__ import annotations
 
@@ -12,6 +15,17 @@ from ingest.warehouse import connect, delete_file, relabel_file
 
 st.title("Stored files")
 
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _with_original_bytes(db: str, version: tuple) -> frozenset[str]:
+    """Ids of the files whose original bytes are stored; `version` is the cache key (queries.data_version)."""
+    con = connect(db)
+    try:
+        return frozenset(r[0] for r in con.execute("SELECT file_id FROM raw_file_contents").fetchall())
+    finally:
+        con.close()
+
+
 version = queries.data_version()
 files = state.cached(queries.stored_files, version)
 
@@ -23,7 +37,17 @@ if files.is_empty():
     st.info("No files stored yet: add some on the **Upload** page.")
     st.stop()
 
-st.caption(f"{files.height} file(s) in `{queries.current_db()}`. Original bytes are kept and can be downloaded.")
+with_bytes = _with_original_bytes(str(queries.current_db()), version)
+files = files.with_columns(pl.col("file_id").is_in(list(with_bytes)).alias("original_bytes"))
+without_bytes = files.height - int(files["original_bytes"].sum())
+st.caption(
+    f"{files.height} file(s) in `{queries.current_db()}`. Original bytes are kept and can be downloaded"
+    + (
+        f", except for {without_bytes} file(s) imported from an anonymized bundle, which leaves them out."
+        if without_bytes
+        else "."
+    )
+)
 st.dataframe(
     files.select(
         "name",
@@ -36,10 +60,14 @@ st.dataframe(
         pl.col("size_bytes"),
         "ingested_at",
         "tags",
+        "original_bytes",
         "file_id",
     ),
     hide_index=True,
     column_config={
+        "original_bytes": st.column_config.CheckboxColumn(
+            "original bytes", help="Unticked: imported from an anonymized bundle, nothing to download."
+        ),
         "name": st.column_config.TextColumn("file", width="large"),
         "tool_version": "tool version",
         "size_bytes": st.column_config.NumberColumn("size (bytes)", format="localized"),
@@ -51,6 +79,7 @@ st.dataframe(
 labels = {r["file_id"]: f"{r['name']} · {r['disk']} · {r['file_id']}" for r in files.iter_rows(named=True)}
 file_id = state.select_param("File", "file", list(labels), fmt=labels.get)
 row = files.filter(pl.col("file_id") == file_id).row(0, named=True)
+has_bytes = bool(row["original_bytes"])
 
 
 def _change(action: str, fn) -> None:
@@ -89,17 +118,25 @@ if action == "Download":
     )
     if row.get("notes"):
         st.caption(row["notes"])
-    # The stored name may be `archive.zip!entry`: the download is named after the entry.
-    download_name = row["name"].split("!")[-1].replace("/", "_") or f"{file_id}.txt"
-    st.download_button(
-        "Download the original file",
-        data=lambda: queries.file_content(file_id)[1],
-        file_name=download_name,
-        mime="application/octet-stream",
-        key="download_original",
-        icon=":material/download:",
-        on_click="ignore",
-    )
+    if has_bytes:
+        # The stored name may be `archive.zip!entry`: the download is named after the entry.
+        download_name = row["name"].split("!")[-1].replace("/", "_") or f"{file_id}.txt"
+        st.download_button(
+            "Download the original file",
+            data=lambda: queries.file_content(file_id)[1],
+            file_name=download_name,
+            mime="application/octet-stream",
+            key="download_original",
+            icon=":material/download:",
+            on_click="ignore",
+        )
+    else:
+        st.info(
+            "No original file to download: this file was imported from an anonymized bundle, which leaves the "
+            "original bytes out (they hold every name the anonymization replaced). Its runs, labels and "
+            "provenance (name, size, sha256) are here; the original stays with whoever made the bundle.",
+            icon=":material/visibility_off:",
+        )
 
 elif action == "Relabel":
     with st.form("relabel"):
@@ -118,8 +155,13 @@ elif action == "Relabel":
 elif action == "Delete":
     st.write(
         f"Deleting removes **{row['name']}** ({row['records']} record(s) on disk *{row['disk']}*) and every row that "
-        "came from it; its curves and saturation points are rebuilt without it. This cannot be undone: download "
-        "the file first if you may need it."
+        "came from it; its curves and saturation points are rebuilt without it. "
+        + (
+            "This cannot be undone: download the file first if you may need it."
+            if has_bytes
+            else "This cannot be undone here, and there is no original file to download first (anonymized "
+            "bundle); importing the bundle again brings its rows back."
+        )
     )
     sure = st.checkbox(f"Yes, delete {row['name']}", key=f"confirm_delete_{file_id}")
     if st.button("Delete the file", type="primary", disabled=not sure, key="delete"):

@@ -19,16 +19,50 @@ joined as (
     inner join files using (file_id)
 ),
 
-with_checks as (
+-- Little's law holds for a run as a whole: its outstanding I/O is shared by every direction, so a 70/30 mix's
+-- read row alone gives 0.7. A run (file_id, run_index) is counted once: its `total` row where the tool printed
+-- one, else the sum of its read and write rows.
+counted as (
     select
         *,
+        direction = 'total' or not bool_or(direction = 'total') over (partition by file_id, run_index)
+            as counts_for_run
+    from joined
+),
+
+runs as (
+    select
+        file_id,
+        run_index,
+        case when count(iops) = count(*) then sum(iops) end as run_iops,
+        -- Little's law sums IOPS x mean latency over the directions: the IOPS-weighted mean latency.
+        case
+            when count(iops) = count(*) and count(latency_avg_ms) = count(*)
+                then sum(iops * latency_avg_ms) / nullif(sum(iops), 0)
+        end as run_latency_avg_ms,
+        -- The directions of one run share its load; rows that disagree leave the run unchecked.
+        case
+            when count(outstanding_io) = count(*) and min(outstanding_io) = max(outstanding_io)
+                then min(outstanding_io)
+        end as run_outstanding_io
+    from counted
+    where counts_for_run
+    group by file_id, run_index
+),
+
+with_checks as (
+    select
+        joined.*,
+        runs.run_iops,
+        runs.run_latency_avg_ms,
         -- Little's law: outstanding I/O = IOPS x mean latency. Near 1 for one steady run; far from 1
         -- flags CPU-bound runs, capped queues or unit mistakes.
         case
-            when outstanding_io > 0 and latency_avg_ms is not null and iops is not null
-                then iops * {{ ms_to_s('latency_avg_ms') }} / outstanding_io
+            when runs.run_outstanding_io > 0 and runs.run_latency_avg_ms is not null and runs.run_iops is not null
+                then runs.run_iops * {{ ms_to_s('runs.run_latency_avg_ms') }} / runs.run_outstanding_io
         end as littles_law_ratio
     from joined
+    left join runs using (file_id, run_index)
 )
 
 select * from with_checks

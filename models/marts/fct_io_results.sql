@@ -31,6 +31,8 @@ final as (
         latency_p95_ms,
         latency_p99_ms,
         latency_p999_ms,
+        run_iops,
+        run_latency_avg_ms,
         littles_law_ratio,
         littles_law_ratio is not null
             and (littles_law_ratio < 0.8 or littles_law_ratio > 1.25) as littles_law_flag,
