@@ -61,8 +61,9 @@ from __future__ import annotations
 
 import re
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
+from functools import lru_cache
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
@@ -76,7 +77,6 @@ MIB = 1024 * 1024
 KDISKMARK_MB_IN_KIB = 1000.0
 DEFAULT_MIX_READ_PCT = 70.0  # CDM 8 and KDiskMark default mix ratio (R70%/W30%)
 
-_NUM = r"\d{1,12}(?:\.\d{1,6})?"
 _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _CDM_HEADER = re.compile(r"^CrystalDiskMark\s+(?P<version>\d{1,2}\.\d[^\n]{0,60}?)\s*(?:\(C\)[^\n]*)?$")
 _KDM_HEADER = re.compile(r"^KDiskMark\s*\((?P<version>[^)\s]{1,40})\)")
@@ -87,16 +87,22 @@ _UNITS_LINE = re.compile(r"^\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s")
 _SECTION = re.compile(r"^\[(?P<section>Read|Write|Mix)\](?P<rest>.{0,80})$")
 _MIX_RATIO = re.compile(r"Read\s*(?P<read>\d{1,3})\s*%")
 _FOOTER = re.compile(r"^(?P<key>Profile|Test Size|Test|Mode|Time|Date|OS|Comment)\s*:(?P<value>.{0,500})$")
+# Possessive quantifiers (`*+`, `?+`): giving back a space, a digit or an optional part could never make the rest
+# match (what follows each is a literal, a unit or nothing), so they only spare re the backtracking bookkeeping.
+_NUM = r"\d{1,12}+(?:\.\d{1,6}+)?+"
 _FIGURES = (
-    rf"\s*:\s*(?P<value>{_NUM})\s*(?P<unit>[KMG]B/s)"
-    rf"\s*(?:\[\s*(?P<iops>{_NUM})\s*IOPS\s*\])?"
-    rf"\s*(?:<\s*(?P<latency>{_NUM})\s*(?P<latency_unit>us|µs|μs|ms)\s*>)?"
+    rf"\s*+:\s*+(?P<value>{_NUM})\s*+(?P<unit>[KMG]B/s)"
+    rf"\s*+(?:\[\s*+(?P<iops>{_NUM})\s*+IOPS\s*+\])?+"
+    rf"\s*+(?:<\s*+(?P<latency>{_NUM})\s*+(?P<latency_unit>us|µs|μs|ms)\s*+>)?+"
 )
 # 7.x-9.x and KDiskMark: `SEQ    1MiB (Q=  8, T= 1):`, `Sequential 1MiB (...)`, `Random   4 KiB (...)`.
-_ROW_NEW = re.compile(
-    r"^(?P<kind>SEQ|RND|Sequential|Random)\s{1,8}(?P<size>\d{1,6})(?P<gap>\s{0,3})(?P<size_unit>[KMG]i?B)"
-    r"\s*\(\s*Q\s*=\s*(?P<q>\d{1,4})\s*,\s*T\s*=\s*(?P<t>\d{1,4})\s*\)" + _FIGURES
+# The label holds no colon, so a test line is its text before the first colon matching _LABEL_NEW in full and the
+# figures from that colon on: the few distinct labels are parsed once (_new_label's cache), the figures every line.
+_LABEL_NEW = re.compile(
+    r"(?P<kind>SEQ|RND|Sequential|Random)(?P<sep>\s{1,8})(?P<size>\d{1,6})(?P<gap>\s{0,3})(?P<size_unit>[KMG]i?B)"
+    r"\s*\(\s*Q\s*=\s*(?P<q>\d{1,4})\s*,\s*T\s*=\s*(?P<t>\d{1,4})\s*\)\s*"
 )
+_FIGURES_AT = re.compile(_FIGURES)
 # 3.x-6.x: `Sequential Read (Q= 32,T= 1) :`, `Random Write 4KB (QD=32) :`, `Random Read 512KB :`.
 _ROW_OLD = re.compile(
     r"^(?P<kind>Sequential|Random)\s{1,8}(?P<op>Read|Write)"
@@ -112,6 +118,19 @@ _DATE = re.compile(
 )
 _UNIT = {"KB/s": "kB/s", "MB/s": "MB/s", "GB/s": "GB/s"}
 _SIZE_FACTOR = {"K": KIB, "M": MIB, "G": 1024 * MIB}
+_SECTION_READ_PCT = {"read": 100.0, "write": 0.0}
+_FOOTER_FIRST = frozenset("PTMDOC")  # first letters of the _FOOTER keys
+
+# IoRecord's leading fields in declaration order. Records are built positionally: 27 keyword arguments cost three
+# times as much. Checked here so that a change in ingest/records.py fails at import, not in silence.
+_IO_FIELDS = (
+    "tool", "run_index", "source_line", "pattern", "operation", "read_pct", "direction", "block_size_bytes",
+    "threads", "queue_depth", "iops", "throughput", "throughput_unit", "latency_unit", "latency_avg", "latency_min",
+    "latency_max", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "duration_s", "tool_version",
+    "target", "started_at", "inferred", "metadata",
+)  # fmt: skip
+if tuple(f.name for f in fields(IoRecord))[: len(_IO_FIELDS)] != _IO_FIELDS:
+    raise ImportError("ingest.records.IoRecord's fields changed: update crystaldiskmark._IO_FIELDS and _records()")
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
 _DETECT_HEADER = re.compile(r"[ \t>]*(?:CrystalDiskMark\s+\d|KDiskMark\s*\(\d)")
@@ -149,23 +168,25 @@ def detect(text: str) -> float:
     return 0.35 if units else 0.0
 
 
-@dataclass(slots=True)
-class _Row:
-    line: int
-    label: str
-    shape: str  # the layout family the line's shape belongs to (for results without header)
-    pattern: str
-    operation: str
-    read_pct: float
-    block_size_bytes: int
-    queue_depth: int
-    threads: int
-    value: float
-    unit: str
-    iops: float | None
-    latency: float | None
-    latency_unit: str
-    inferred: list[str]
+# A test line's figures as printed, made into an IoRecord once its result is complete (header to footer). A plain
+# tuple (a NamedTuple costs five times as much to make); the fields the whole-result votes read come first.
+_Row = tuple[
+    str,  # shape: the layout family of the line (for results without header)
+    float,  # value: the throughput figure
+    str,  # unit of value
+    float | None,  # iops
+    int,  # block_size_bytes
+    int,  # line
+    str,  # label
+    str,  # pattern
+    str,  # operation
+    float,  # read_pct
+    int,  # queue_depth
+    int,  # threads
+    float | None,  # latency
+    str,  # latency_unit
+    list[str],  # inferred
+]
 
 
 @dataclass(slots=True)
@@ -191,12 +212,15 @@ class _Parser:
         self.zero_rows = 0
 
     def run(self, text: str) -> list[IoRecord]:
+        read_line = self.line
         for number, raw in enumerate(text.split("\n"), 1):
             if len(raw) > 2000:
                 continue
-            line = _QUOTE.sub("", raw.strip()).strip()
+            line = raw.strip()
+            if line and line[0] == ">":  # Markdown quoting
+                line = _QUOTE.sub("", line).strip()
             if line:
-                self.line(line, number)
+                read_line(line, number)
         self.finish()
         if not self.records:
             raise self.nothing_found()
@@ -224,40 +248,39 @@ class _Parser:
         self.current = None
 
     def line(self, line: str, number: int) -> None:
-        if m := _CDM_HEADER.match(line):
+        # Each pattern below can only match lines starting with its own letters: the first character picks the one
+        # or two patterns worth trying (in the order that decides between them), instead of trying all of them.
+        first = line[0]
+        if first == "C" and (m := _CDM_HEADER.match(line)):
             self.start(number, tool="crystaldiskmark", version=m["version"].strip())
             self.header_line = self.header_line or number
             return
-        if m := _KDM_HEADER.match(line):
+        if first == "K" and (m := _KDM_HEADER.match(line)):
             self.start(number, tool="kdiskmark", version=m["version"])
             self.header_line = self.header_line or number
             return
-        if m := _FIO_LINE.match(line):
+        if first == "F" and (m := _FIO_LINE.match(line)):
             if self.current is not None:
                 self.current.metadata["fio"] = m["fio"].strip()
             return
-        if _FOREIGN_HEADER.match(line):
+        if ("DiskMark" in line or first == "F") and _FOREIGN_HEADER.match(line):
             self.start(number, foreign=True)
             return
         cur = self.current
         if cur is not None and cur.foreign:
             return
-        if _UNITS_LINE.match(line):
-            cur = cur if cur is not None and not cur.rows and not cur.footer else self.start(number)
-            cur.metadata["Units"] = line.lstrip("* ").strip()
-            return
-        if m := _SECTION.match(line):
-            self.section(m, number)
-            return
-        if m := _ROW_NEW.match(line):
-            self.new_row(m, number)
-            return
-        if m := _ROW_OLD.match(line):
-            self.old_row(m, number)
-            return
-        if (m := _FOOTER.match(line)) and cur is not None:
-            key = "Test" if m["key"] == "Test Size" else m["key"]
-            cur.metadata.setdefault(key, m["value"].strip())
+        if first == "S" or first == "R":
+            self.test_line(line, number)
+        elif first == "[":
+            if m := _SECTION.match(line):
+                self.section(m, number)
+        elif first == "*":
+            if _UNITS_LINE.match(line):
+                cur = cur if cur is not None and not cur.rows and not cur.footer else self.start(number)
+                cur.metadata["Units"] = line.lstrip("* ").strip()
+        elif first in _FOOTER_FIRST and cur is not None and (m := _FOOTER.match(line)):
+            key, value = m.groups()
+            cur.metadata.setdefault("Test" if key == "Test Size" else key, value.strip())
             cur.footer = True
 
     def section(self, m: re.Match[str], number: int) -> None:
@@ -282,12 +305,22 @@ class _Parser:
         cur.keys.add(key)
         return cur
 
-    def new_row(self, m: re.Match[str], number: int) -> None:
-        size = _size_bytes(m["size"], m["size_unit"])
-        if size is None:
+    def test_line(self, line: str, number: int) -> None:
+        """A line starting with S or R outside a look-alike tool's block: a test line of any layout, or junk."""
+        colon = line.find(":")  # every test line has one before its figures
+        if colon < 0:
             return
-        pattern = "sequential" if m["kind"] in ("SEQ", "Sequential") else "random"
-        q, t = int(m["q"]), int(m["t"])
+        label = _new_label(line[:colon])
+        if label is None:
+            if m := _ROW_OLD.match(line):  # no 7.x+ label can be a 3.x-6.x one
+                self.old_row(m, number)
+            return
+        figures = _FIGURES_AT.match(line, colon)
+        if figures is None:
+            return
+        pattern, size, q, t, shape, label_text = label
+        if not size:
+            return
         cur = self.current
         section = cur.section if cur is not None and not cur.footer else None
         if section is None:
@@ -295,20 +328,13 @@ class _Parser:
             return
         cur = self.take((section, pattern, size, q, t), number)
         inferred: list[str] = []
-        read_pct = {"read": 100.0, "write": 0.0}.get(section)
+        read_pct = _SECTION_READ_PCT.get(section)
         if read_pct is None:
             read_pct = cur.mix_read_pct
             if read_pct is None:
                 read_pct = DEFAULT_MIX_READ_PCT
                 inferred.append("read_pct")
-        if m["kind"] in ("SEQ", "RND"):
-            shape = "8.x-9.x"
-        elif m["gap"]:
-            # KDiskMark puts a space between number and unit; 3.x right-justifies the number to 3 places.
-            shape = "kdiskmark 3.x" if re.match(r"^\S+\s{2,}\d", m.group(0)) else "kdiskmark 1.x-2.x"
-        else:
-            shape = "7.x"
-        self.add_row(cur, m, number, shape, pattern, section, read_pct, size, q, t, inferred)
+        self.add_row(cur, figures.groups(), number, label_text, shape, pattern, section, read_pct, size, q, t, inferred)
 
     def old_row(self, m: re.Match[str], number: int) -> None:
         pattern = "sequential" if m["kind"] == "Sequential" else "random"
@@ -319,13 +345,15 @@ class _Parser:
         size, q, t, inferred, shape = layout
         cur = self.take((operation, pattern, size, q, t), number)
         read_pct = 100.0 if operation == "read" else 0.0
-        self.add_row(cur, m, number, shape, pattern, operation, read_pct, size, q, t, inferred)
+        label = " ".join(m[0].partition(":")[0].split())
+        self.add_row(cur, m.groups()[-5:], number, label, shape, pattern, operation, read_pct, size, q, t, inferred)
 
     def add_row(
         self,
         cur: _Result,
-        m: re.Match[str],
+        figures: tuple[str, str, str | None, str | None, str | None],
         number: int,
+        label: str,
         shape: str,
         pattern: str,
         operation: str,
@@ -335,31 +363,36 @@ class _Parser:
         t: int,
         inferred: list[str],
     ) -> None:
-        value = float(m["value"])
-        iops = float(m["iops"]) if m["iops"] is not None else None
-        latency = float(m["latency"]) if m["latency"] is not None else None
+        value_text, unit, iops_text, latency_text, latency_unit = figures  # the _FIGURES groups
+        value = float(value_text)
+        iops = float(iops_text) if iops_text is not None else None
         if value == 0 and not iops:
             self.zero_rows += 1  # a slot CDM prints for a test that was not run
             return
+        latency = float(latency_text) if latency_text is not None else None
         cur.rows.append(
-            _Row(
-                line=number,
-                label=" ".join(m.group(0).split(":")[0].split()),
-                shape=shape,
-                pattern=pattern,
-                operation=operation,
-                read_pct=read_pct,
-                block_size_bytes=size,
-                queue_depth=q,
-                threads=t,
-                value=value,
-                unit=_UNIT[m["unit"]],
-                iops=iops,
-                latency=latency,
-                latency_unit="ms" if m["latency_unit"] == "ms" else "us",
-                inferred=inferred,
-            )
-        )
+            (shape, value, _UNIT[unit], iops, size, number, label, pattern, operation, read_pct, q, t, latency,
+             "ms" if latency_unit == "ms" else "us", inferred)
+        )  # fmt: skip
+
+
+@lru_cache(maxsize=1024)
+def _new_label(text: str) -> tuple[str, int, int, int, str, str] | None:
+    """(pattern, block size (0: none), queue depth, threads, shape, label) of a 7.x-9.x/KDiskMark test label."""
+    m = _LABEL_NEW.fullmatch(text)
+    if m is None:
+        return None
+    kind, sep, size_text, gap, size_unit, q, t = m.groups()
+    if kind in ("SEQ", "RND"):
+        shape = "8.x-9.x"
+    elif gap:
+        # KDiskMark puts a space between number and unit; 3.x right-justifies the number to 3 places.
+        shape = "kdiskmark 3.x" if len(sep) >= 2 else "kdiskmark 1.x-2.x"
+    else:
+        shape = "7.x"
+    pattern = "sequential" if kind in ("SEQ", "Sequential") else "random"
+    size = int(size_text) * _SIZE_FACTOR[size_unit[0]]
+    return pattern, size, int(q), int(t), shape, " ".join(text.split())
 
 
 def _size_bytes(number: str, unit: str) -> int | None:
@@ -412,9 +445,9 @@ def _kdiskmark_kib_basis(rows: list[_Row]) -> bool:
 
     Only lines whose printed figures are precise enough to tell 2.4 % apart vote (IOPS print 1 decimal)."""
     ratios = [
-        r.value * 1e6 / (r.iops * r.block_size_bytes)
-        for r in rows
-        if r.iops and r.iops >= 50 and r.value >= 0.5 and r.unit == "MB/s"
+        value * 1e6 / (iops * size)
+        for _, value, unit, iops, size, *_ in rows
+        if iops and iops >= 50 and value >= 0.5 and unit == "MB/s"
     ]
     if not ratios:
         return True
@@ -422,8 +455,7 @@ def _kdiskmark_kib_basis(rows: list[_Row]) -> bool:
     return abs(median - 1 / 1.024) < abs(median - 1.0)
 
 
-def _version_from_shapes(rows: list[_Row]) -> str:
-    shapes = [r.shape for r in rows]
+def _version_from_shapes(shapes: list[str]) -> str:
     for shape in ("4.x-5.x", "3.x"):
         if shape in shapes:
             return shape
@@ -434,8 +466,9 @@ def _started_at(date: str | None) -> str | None:
     m = _DATE.match(date or "")
     if not m:
         return None
+    y, mo, d, h, mi, s = m.groups()
     try:
-        stamp = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"] or 0), int(m["mi"] or 0), int(m["s"] or 0))
+        stamp = datetime(int(y), int(mo), int(d), int(h or 0), int(mi or 0), int(s or 0))
     except ValueError:
         return None
     return stamp.isoformat()
@@ -450,12 +483,14 @@ def _duration_s(metadata: dict[str, str]) -> float | None:
 
 def _records(result: _Result, first_run: int) -> list[IoRecord]:
     rows = result.rows
-    tool = result.tool or ("kdiskmark" if all(r.shape.startswith("kdiskmark") for r in rows) else "crystaldiskmark")
+    shapes = [row[0] for row in rows]
+    tool = result.tool or ("kdiskmark" if all(s.startswith("kdiskmark") for s in shapes) else "crystaldiskmark")
     version, version_inferred = result.version, False
     if version is None:
-        version, version_inferred = _version_from_shapes(rows), True
+        version, version_inferred = _version_from_shapes(shapes), True
     metadata = dict(result.metadata)
-    kib_basis = tool == "kdiskmark" and _kdiskmark_kib_basis(rows)
+    kdiskmark = tool == "kdiskmark"
+    kib_basis = kdiskmark and _kdiskmark_kib_basis(rows)
     if kib_basis:
         metadata["throughput_basis"] = "KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s"
     drive = _DRIVE.search(metadata.get("Test", ""))
@@ -464,49 +499,57 @@ def _records(result: _Result, first_run: int) -> list[IoRecord]:
     duration_s = _duration_s(metadata)
 
     records = []
-    for offset, row in enumerate(rows):
-        inferred = list(row.inferred)
+    run_index = first_run
+    for _, value, printed_unit, iops, size, line, label, pattern, operation, read_pct, q, t, latency, latency_unit, \
+            inferred in rows:  # fmt: skip
+        # `inferred` is this line's own list (made per line, read once): the record takes it over.
         if version_inferred:
             inferred.append("tool_version")
-        row_metadata = dict(metadata, Label=row.label)
-        throughput, unit = row.value, row.unit
+        row_metadata = dict(metadata, Label=label)
+        throughput, unit = value, printed_unit
         if kib_basis:
-            throughput = row.value * KDISKMARK_MB_IN_KIB * {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}[row.unit]
+            throughput = value * KDISKMARK_MB_IN_KIB * {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}[printed_unit]
             unit = "KiB/s"
-            row_metadata["printed_throughput"] = f"{row.value:.3f} {row.unit}"
-        iops = row.iops
+            row_metadata["printed_throughput"] = f"{value:.3f} {printed_unit}"
         if iops is None:
             factor = {"KiB/s": KIB, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}[unit]
-            iops = throughput * factor / row.block_size_bytes
+            iops = throughput * factor / size
             inferred.append("iops")
-        mixed = row.operation == "mixed"
-        if mixed and tool == "kdiskmark":
+        mixed = operation == "mixed"
+        if mixed and kdiskmark:
             row_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
         records.append(
-            IoRecord(
-                tool=tool,
-                tool_version=version,
-                run_index=first_run + offset,
-                source_line=row.line,
-                target=target,
-                started_at=started_at,
-                pattern=row.pattern,  # type: ignore[arg-type]
-                operation=row.operation,  # type: ignore[arg-type]
-                read_pct=row.read_pct,
-                direction="total" if mixed else row.operation,  # type: ignore[arg-type]
-                block_size_bytes=row.block_size_bytes,
-                threads=row.threads,
-                queue_depth=row.queue_depth,
-                iops=iops,
-                throughput=throughput,
-                throughput_unit=unit,
-                latency_unit=row.latency_unit,
-                latency_avg=row.latency,
-                duration_s=duration_s,
-                inferred=inferred,
-                metadata=row_metadata,
+            IoRecord(  # positional, in _IO_FIELDS order
+                tool,
+                run_index,
+                line,
+                pattern,  # type: ignore[arg-type]
+                operation,  # type: ignore[arg-type]
+                read_pct,
+                "total" if mixed else operation,  # type: ignore[arg-type]
+                size,
+                t,
+                q,
+                iops,
+                throughput,
+                unit,
+                latency_unit,
+                latency,  # latency_avg
+                None,  # latency_min .. latency_p999: not printed
+                None,
+                None,
+                None,
+                None,
+                None,
+                duration_s,
+                version,
+                target,
+                started_at,
+                inferred,
+                row_metadata,
             )
         )
+        run_index += 1
     return records
 
 
