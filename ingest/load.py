@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 
 import duckdb
+import pyarrow as pa
 
 from ingest import formats
 from ingest.build import BuildResult, build_models
 from ingest.errors import ParseError
 from ingest.records import ParsedFile
 from ingest.sources import InputError, InputFile
-from ingest.warehouse import PreparedFile, StoreError, StoreResult, connect, prepare_file, store_batch
+from ingest.warehouse import RAW_TABLES, PreparedFile, StoreError, StoreResult, connect, prepare_file, store_batch
 
 # While many files go in, let the write-ahead log grow before DuckDB folds it into the file: each fold
 # rewrites the tables' indexes, so folding every 16 MB (the default) makes a large ingest quadratic.
@@ -41,8 +42,11 @@ BATCH_FILES = 256
 BATCH_BYTES = 32 * 1024 * 1024
 # Below this many files, starting worker processes (~0.5 s) costs more than it saves.
 POOL_MIN_FILES = 16
-# Files in flight per worker: keeps both the workers and the writer busy, and memory bounded.
-WINDOW_PER_WORKER = 8
+# Files go to a worker in chunks (per-task costs are paid per chunk), at most WINDOW_PER_WORKER chunks per worker
+# in flight: that keeps both the workers and the writer busy, and memory bounded.
+CHUNK_FILES = 32
+CHUNK_BYTES = 4 * 1024 * 1024
+WINDOW_PER_WORKER = 3
 
 
 @dataclass(slots=True)
@@ -162,6 +166,8 @@ def ingest_inputs(
     pool = None
     if workers > 1:
         context = multiprocessing.get_context("forkserver")
+        # Workers fork from a server that has imported the parsers, DuckDB and Arrow once (~0.5 s per worker).
+        context.set_forkserver_preload([__name__])
         pool = ProcessPoolExecutor(workers, context, initializer=_watch_parent, initargs=(os.getpid(),))
     try:
         con = connect(db)
@@ -216,6 +222,45 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+@dataclass(slots=True)
+class _Chunk:
+    """A worker's answer for several files: each file's outcome, and all their rows packed into one Arrow table per
+    raw table (pickling seven small tables per file cost more than parsing it)."""
+
+    prepared: list[_Prepared]
+    tables: dict[str, pa.Table]
+    rows: dict[str, list[int]]  # per raw table, each prepared file's row count, in order
+
+
+def _prepare_chunk(files: list[tuple[str, bytes]], labels: _Labels) -> _Chunk:
+    prepared = [_prepare(name, data, labels) for name, data in files]
+    stored = [p.file for p in prepared if p.file is not None]
+    tables: dict[str, pa.Table] = {}
+    rows: dict[str, list[int]] = {}
+    for table in RAW_TABLES:
+        parts = [f.tables[table] for f in stored]
+        rows[table] = [t.num_rows for t in parts]
+        tables[table] = pa.concat_tables(parts).combine_chunks() if parts else pa.table({})
+    for f in stored:
+        f.tables = {}
+    return _Chunk(prepared, tables, rows)
+
+
+def _unpack(chunk: _Chunk) -> list[_Prepared]:
+    """Each file's tables again, as zero-copy slices of the chunk's."""
+    offsets = dict.fromkeys(RAW_TABLES, 0)
+    i = 0
+    for p in chunk.prepared:
+        if p.file is None:
+            continue
+        for table in RAW_TABLES:
+            n = chunk.rows[table][i]
+            p.file.tables[table] = chunk.tables[table].slice(offsets[table], n)
+            offsets[table] += n
+        i += 1
+    return chunk.prepared
+
+
 def _prepared(
     items: Iterator[InputFile | InputError],
     labels: _Labels,
@@ -231,25 +276,39 @@ def _prepared(
             report.timings["parse_s"] += time.perf_counter() - t
             yield item, result
         return
-    pending: deque[tuple[InputFile | InputError, Future[_Prepared] | None]] = deque()
-    window = workers * WINDOW_PER_WORKER
-    for item in items:
-        future = None if isinstance(item, InputError) else pool.submit(_prepare, item.name, item.data, labels)
-        pending.append((item, future))
-        if len(pending) >= window:
-            yield _next_done(pending, report)
+    # Chunks of files go to the workers, at most WINDOW_PER_WORKER chunks per worker in flight.
+    pending: deque[tuple[list[InputFile | InputError], Future[_Chunk]]] = deque()
+    for chunk in _chunks(items):
+        files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
+        pending.append((chunk, pool.submit(_prepare_chunk, files, labels)))
+        if len(pending) >= workers * WINDOW_PER_WORKER:
+            yield from _next_done(pending, report)
     while pending:
-        yield _next_done(pending, report)
+        yield from _next_done(pending, report)
+
+
+def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile | InputError]]:
+    chunk: list[InputFile | InputError] = []
+    size = 0
+    for item in items:
+        chunk.append(item)
+        size += len(item.data) if isinstance(item, InputFile) else 0
+        if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
 
 
 def _next_done(
-    pending: deque[tuple[InputFile | InputError, Future[_Prepared] | None]], report: IngestReport
-) -> tuple[InputFile | InputError, _Prepared | None]:
-    item, future = pending.popleft()
+    pending: deque[tuple[list[InputFile | InputError], Future[_Chunk]]], report: IngestReport
+) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
+    items, future = pending.popleft()
     t = time.perf_counter()
-    result = future.result() if future is not None else None
+    prepared = iter(_unpack(future.result()))
     report.timings["parse_s"] += time.perf_counter() - t
-    return item, result
+    for item in items:
+        yield item, None if isinstance(item, InputError) else next(prepared)
 
 
 def _store_all(
