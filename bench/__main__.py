@@ -1,7 +1,7 @@
 """`python -m bench` (`./dev bench`): the full benchmark. Subcommands:
 
-python -m bench [run] [--size full|tiny] [--runs N] [--warmup N] [--only parse,anchors,ingest,parallel,rows]
-                      [--rows 1000000,10000000] [--no-fioplot] [--out DIR] [--results-dir DIR]
+python -m bench [run] [--size full|tiny] [--runs N] [--warmup N] [--only parse,anchors,ingest,rows]
+                      [--rows 1000000,10000000] [--no-fioplot] [--concurrency N] [--out DIR] [--results-dir DIR]
 python -m bench generate [--size full|tiny] [--out DIR]
 python -m bench table RESULTS.json      # the README's Benchmarks table (Markdown)
 """
@@ -32,6 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--only", help=f"comma-separated stages of {','.join(STAGES)} (default: all)")
     r.add_argument("--rows", help="fact row counts for the model timings, comma-separated")
     r.add_argument("--no-fioplot", action="store_true", help="skip the fio-plot anchor (needs PyPI access once)")
+    r.add_argument(
+        "--concurrency",
+        type=int,
+        help="measurements at once (default: 1 at full size; 2 at tiny, whose timings mean nothing)",
+    )
     r.add_argument("--out", type=Path, default=BENCH_DIR / "out", help="generated files and scratch warehouses")
     r.add_argument("--results-dir", type=Path, default=BENCH_DIR / "results")
 
@@ -64,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         stages=stages,
         fioplot=not args.no_fioplot,
         row_sizes=rows,
+        concurrency=args.concurrency,
     )
     print(table(json.loads(path.read_text())))
     return 0
@@ -79,79 +85,106 @@ def _fmt(v: Any, unit: str = "") -> str:
     return f"{v}{unit}"
 
 
+def _ratio(seconds: float | None, base: float | None) -> str:
+    return f"{seconds / base:.2f}x" if seconds and base else "–"
+
+
 def table(res: dict[str, Any]) -> str:
-    """Markdown: machine, parse throughput per format, fio anchors, ingest, model timings, targets."""
+    """Markdown: machine, parse throughput per format, fio anchors, ingest, model timings, targets, notes."""
     s, mach = res["summary"], res["machine"]
-    lines = [
-        f"Run {res['started_at']} ({res['size']} size, median of {res['runs_per_measurement']} runs, "
-        f"{res['warmup_runs']} warm-up), commit {str(res['code']['commit'])[:10]}"
-        f"{' + uncommitted changes' if res['code']['uncommitted_changes'] else ''}. Machine: {mach['cpu']}, "
-        f"{mach['usable_cpus']} cores, {mach['memory_gib']} GiB, Python {mach['python']}, "
-        f"DuckDB {mach['packages']['duckdb']}, dbt-core {mach['packages']['dbt-core']}; "
-        f"load average {mach['load_avg_at_start'][0]} at start, {mach.get('load_avg_at_end', ['?'])[0]} at end.",
-        "",
-        "| parse (1 process) | files | MB | records | files/s | MB/s | MB/s, format given | detection alone, MB/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for fmt, p in sorted(s["parse"].items()):
-        lines.append(
-            f"| {fmt} | {_fmt(p['files'])} | {_fmt(p['mb'])} | {_fmt(p['records'])} | {_fmt(p['files_per_s'])} "
-            f"| {_fmt(p['mb_per_s'])} | {_fmt(p.get('known_format_mb_per_s'))} | {_fmt(p.get('detect_all_mb_per_s'))} |"
+    disk = mach.get("disk", {})
+    disk_text = ", ".join(
+        str(x)
+        for x in (
+            disk.get("model") or disk.get("device"),
+            f"{disk['size_gb']} GB" if disk.get("size_gb") else None,
+            disk.get("filesystem"),
         )
+        if x
+    )
+    n_at_once = res.get("concurrent_measurements", 1)
+    concurrent = f"; {n_at_once} measurements at once: timings not comparable" if n_at_once > 1 else ""
+    lines = [
+        f"Run {res['started_at']} ({res['size']} size, median of {res['runs_per_measurement']} runs after "
+        f"{res['warmup_runs']} warm-up{concurrent}), commit {str(res['code']['commit'])[:10]}"
+        f"{' + uncommitted changes' if res['code']['uncommitted_changes'] else ''}. Machine: {mach['cpu']}, "
+        f"{mach['usable_cpus']} cores, {mach['memory_gib']} GiB, disk {disk_text or '?'}, {mach.get('os', '?')}, "
+        f"Python {mach['python']}, DuckDB {mach['packages']['duckdb']}, dbt-core {mach['packages']['dbt-core']}; "
+        f"load average {mach['load_avg_at_start'][0]} at start, {mach.get('load_avg_at_end', ['?'])[0]} at end.",
+    ]
+    if s["parse"]:
+        lines += [
+            "",
+            "| parse (1 process) | files | MB | records | files/s | MB/s | MB/s, format given "
+            "| detection alone, MB/s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for fmt, p in sorted(s["parse"].items()):
+            lines.append(
+                f"| {fmt} | {_fmt(p['files'])} | {_fmt(p['mb'])} | {_fmt(p['records'])} | {_fmt(p['files_per_s'])} "
+                f"| {_fmt(p['mb_per_s'])} | {_fmt(p.get('known_format_mb_per_s'))} "
+                f"| {_fmt(p.get('detect_all_mb_per_s'))} |"
+            )
     skipped = [f"{f} ({c['skipped']})" for f, c in res["corpus"].items() if c.get("skipped")]
     if skipped:
         lines += ["", "Not generated: " + "; ".join(skipped) + "."]
     a = s.get("anchors", {})
     if a:
-        lines += ["", "| fio JSON, same files | seconds | vs kneepoint |", "|---|---:|---:|"]
+        lines += ["", "| fio JSON, same files | seconds | vs kneepoint read + parse |", "|---|---:|---:|"]
         base = a.get("kneepoint_read_parse_s")
-        for label, key in (
-            ("kneepoint: read + parse_bytes", "kneepoint_read_parse_s"),
+        rows = [("kneepoint: read + parse (1 process)", "kneepoint_read_parse_s")]
+        rows += [(f"kneepoint ingest, {w} worker(s), no dbt build", f"kneepoint_ingest_w{w}_s") for w in (1, 2)]
+        rows += [
             ("bare loop: read + json.loads + append", "json_loads_read_loads_s"),
-            ("fio-plot JSON import (4 rw passes)", "fioplot_s"),
-            ("DuckDB read_json, schema auto-detected (2 threads, 4 GB)", "duckdb_auto_s"),
+            (f"fio-plot {a.get('fioplot_version') or ''} JSON import (4 rw passes)".replace("  ", " "), "fioplot_s"),
+            ("DuckDB read_json, schema auto-detected", "duckdb_auto_s"),
             ("DuckDB read_json, maximum_depth = 2", "duckdb_depth2_s"),
             ("DuckDB read_json_objects", "duckdb_objects_s"),
-        ):
+        ]
+        for label, key in rows:
             if key not in a:
                 continue
             if a[key] is None:
                 error = a.get(key.removesuffix("_s"), {}).get("error", "failed")
                 lines.append(f"| {label} | failed: {error[:90]} | – |")
                 continue
-            ratio = f"{a[key] / base:.2f}x" if base else "–"
-            lines.append(f"| {label} | {_fmt(a[key])} | {ratio} |")
+            lines.append(f"| {label} | {_fmt(a[key])} | {_ratio(a[key], base)} |")
     if s["ingest"]:
         lines += [
             "",
-            "| ingest end to end | files | wall s | CPU s | peak RSS MB | read s | parse s | store s | dbt build s |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| ingest end to end | files | wall s | CPU s | peak MB (tree) | read s | parse wait s | store s "
+            "| dbt build s | files/s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         for name, i in s["ingest"].items():
             st = i["stages"]
-            parse = st.get("parse_s", st.get("wait_s"))
+            build = st.get("build_s") if i["built"] else None
             lines.append(
-                f"| {name} | {_fmt(i['files'])} | {_fmt(i['wall_s'])} | {_fmt(i['cpu_s'])} | {_fmt(i['max_rss_mb'])} "
-                f"| {_fmt(st.get('read_s'))} | {_fmt(parse)} | {_fmt(st.get('store_s'))} | {_fmt(st.get('build_s'))} |"
+                f"| {name.removeprefix('ingest.')} | {_fmt(i['files'])} | {_fmt(i['wall_s'])} | {_fmt(i['cpu_s'])} "
+                f"| {_fmt(i['worst_peak_mb'])} | {_fmt(st.get('read_s'))} | {_fmt(st.get('parse_s'))} "
+                f"| {_fmt(st.get('store_s'))} | {_fmt(build)} | {_fmt(i['files_per_s'])} |"
             )
     if s["rows"]:
         lines += [
             "",
-            "| fact rows | dbt build s | saturation marts s "
-            "| curve 1 disk ms (cold) | curve 5 disks ms | build RSS MB |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| fact rows | dbt build s (runs) | of which saturation marts s "
+            "| curve 1 disk ms (cold) | curve 5 disks ms | saturation read ms | build peak MB |",
+            "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for label, r in s["rows"].items():
-            b, sat, c = r.get("build", {}), r.get("saturation", {}), r.get("curve", {})
+            b, c = r.get("build", {}), r.get("curve", {})
             lines.append(
-                f"| {label} | {_fmt(b.get('wall_s'))} | {_fmt(sat.get('wall_s'))} | {_fmt(c.get('one_disk_ms'))} "
-                f"({_fmt(c.get('one_disk_cold_ms'))}) | {_fmt(c.get('five_disks_ms'))} | {_fmt(b.get('max_rss_mb'))} |"
+                f"| {label} | {_fmt(b.get('wall_s'))} ({b.get('runs', '–')}) | {_fmt(b.get('saturation_marts_s'))} "
+                f"| {_fmt(c.get('one_disk_ms'))} ({_fmt(c.get('one_disk_cold_ms'))}) | {_fmt(c.get('five_disks_ms'))} "
+                f"| {_fmt(c.get('saturation_ms'))} | {_fmt(b.get('tree_peak_mb') or b.get('max_rss_mb'))} |"
             )
     if res["targets"]:
-        lines += ["", "| target | goal | measured | met |", "|---|---|---:|---|"]
+        lines += ["", "| target | goal | measured | met |", "|---|---|---|---|"]
         for t in res["targets"]:
             met = {True: "yes", False: "**no**", None: "–"}[t["met"]]
             lines.append(f"| {t['target']} | {t['goal']} | {t['measured']} | {met} |")
+    if res.get("notes"):
+        lines += [""] + [f"- {n}" for n in res["notes"]]
     return "\n".join(lines)
 
 

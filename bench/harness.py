@@ -1,17 +1,17 @@
 """The benchmark run: corpus, measurements (median of N fresh processes each), anchors, targets, results JSON.
 
 Every measurement is a child process (`python -m bench.worker`); the harness takes its wall time, CPU time
-(user + system) and peak RSS from os.wait4, and the child reports its stage timings. A warm-up run (not
-counted) comes first in each group at full size, so the page cache and dbt's partial parse are warm for every
-counted run alike. The machine is described in the results, with its load average around each run: the
-figures are only comparable on a machine doing nothing else.
+(user + system, its pool workers included) and the peak RSS of its largest process from os.wait4, samples the
+whole process tree's memory while it runs (bench/memory.py), and the child reports its stage timings. A
+warm-up run (not counted) comes first in each group at full size, so the page cache and dbt's partial parse
+are warm for every counted run alike. The machine is described in the results, with its load average around
+each run: the figures are only comparable on a machine doing nothing else.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -19,23 +19,44 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from bench.generate import SIZES, Corpus, generate
+from bench.machine import describe_code, describe_machine
+from bench.memory import TreeMemory
 from bench.worker import DUCKDB_JSON_VARIANTS
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
 FIOPLOT_VENV = BENCH_DIR / ".venv-fioplot"
 FIOPLOT_REQUIREMENT = "fio-plot==1.1.21"  # pinned: the anchor is one version of fio-plot's loader
+STAGES = ("parse", "anchors", "ingest", "rows")
 ROW_SIZES = {"full": [1_000_000, 10_000_000], "tiny": [20_000]}
-STAGES = ("parse", "anchors", "ingest", "parallel", "rows")
+# The product's ingest in one process and with a pool of two parsing processes (the targets' 2 cores).
+INGEST_WORKERS = (1, 2)
+# Which ingest measurements end with the dbt build: at full size every one (ingest end to end); at tiny size one
+# is enough to keep that path working (the builds are the same code), and builds are most of CI's smoke test time.
+# The one without a pool, because the pool's start-up is the other large cost of the tiny ingests.
+INGEST_BUILDS = {"full": "every", "tiny": "ingest.w1.all"}
+# Measurements taken at once: one at full size (the figures); two at tiny size, where only CI's time counts.
+CONCURRENCY = {"full": 1, "tiny": 2}
+# The counted runs of an ingest or dbt build measurement stop early (at least one counted) once the next would
+# pass this: a 10M-row build takes many minutes. The results say how many runs a median is of.
+BUDGET_S = 20 * 60
 TEXT_FORMATS_EXCLUDED = ("fio_json",)  # the JSON format has its own targets; every other format is text
 MB = 1e6  # throughput in decimal MB/s, as the targets state it
+# The models behind the saturation marts (mart_saturation_points and mart_saturation_by_threads).
+SATURATION_NODES = (
+    "int_saturation_points",
+    "int_saturation_thread_points",
+    "mart_usl_fits",
+    "mart_saturation_points",
+    "mart_saturation_by_threads",
+)
 
 Log = Callable[[str], None]
 
@@ -48,39 +69,58 @@ def log(msg: str) -> None:
 
 
 @dataclass(slots=True)
-class Run:
+class Child:
+    """One finished child process, measured from outside."""
+
     wall_s: float
     cpu_s: float
-    max_rss_mb: float
+    max_rss_mb: float  # the largest single process of the tree (os.wait4)
+    tree_peak_mb: float | None  # the whole tree's PSS, sampled (bench/memory.py)
+    exit_code: int
+
+
+@dataclass(slots=True)
+class Run:
+    child: Child
     load_avg_1m: float
     result: dict[str, Any]
 
 
 @dataclass(slots=True)
 class Group:
-    """One measurement: N counted runs of the same child."""
+    """One measurement: the counted runs of the same child."""
 
     name: str
+    planned: int
     runs: list[Run] = field(default_factory=list)
 
     def median(self) -> dict[str, Any]:
+        children = [r.child for r in self.runs]
+        trees = [c.tree_peak_mb for c in children if c.tree_peak_mb is not None]
         out: dict[str, Any] = {
-            "wall_s": _median([r.wall_s for r in self.runs]),
-            "cpu_s": _median([r.cpu_s for r in self.runs]),
-            "max_rss_mb": _median([r.max_rss_mb for r in self.runs]),
+            "wall_s": _median([c.wall_s for c in children]),
+            "cpu_s": _median([c.cpu_s for c in children]),
+            "max_rss_mb": _median([c.max_rss_mb for c in children]),
+            "tree_peak_mb": _median(trees) if trees else None,
         }
         stage_keys = {k for r in self.runs for k in r.result.get("stages", {})}
         out["stages"] = {k: _median([r.result["stages"].get(k, 0.0) for r in self.runs]) for k in sorted(stage_keys)}
         return out
 
     def to_json(self) -> dict[str, Any]:
+        trees = [r.child.tree_peak_mb for r in self.runs if r.child.tree_peak_mb is not None]
         return {
             "median": self.median(),
+            "runs_counted": len(self.runs),
+            "runs_planned": self.planned,
+            # Memory targets are judged on the worst run, not the median.
+            "worst_peak_mb": round(max([r.child.max_rss_mb for r in self.runs] + trees), 1) if self.runs else None,
             "runs": [
                 {
-                    "wall_s": round(r.wall_s, 4),
-                    "cpu_s": round(r.cpu_s, 4),
-                    "max_rss_mb": round(r.max_rss_mb, 1),
+                    "wall_s": round(r.child.wall_s, 4),
+                    "cpu_s": round(r.child.cpu_s, 4),
+                    "max_rss_mb": round(r.child.max_rss_mb, 1),
+                    "tree_peak_mb": r.child.tree_peak_mb,
                     "load_avg_1m": r.load_avg_1m,
                     "stages": {k: round(v, 4) for k, v in r.result.get("stages", {}).items()},
                 }
@@ -98,86 +138,137 @@ def _median(values: list[float]) -> float:
     return round(statistics.median(values), 4) if values else 0.0
 
 
-def run_child(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, int, str]:
-    """Run `cmd`; (wall s, CPU s, peak RSS MB, exit code, stderr tail). The rusage is this child's own
-    (with its waited-for descendants': a pool's workers count in CPU time, the largest one in RSS)."""
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err)
+def run_child(cmd: list[str], env: dict[str, str] | None, stdout: Any, stderr: Any) -> Child:
+    """Run `cmd` to its end, measured: wall time; CPU time and the largest process's peak RSS from os.wait4
+    (this child's own, with its waited-for descendants': a pool's workers count in CPU time); the tree's
+    summed memory, sampled."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, env=env, stdout=stdout, stderr=stderr)
+    memory = TreeMemory(proc.pid)
+    try:
         _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = code = os.waitstatus_to_exitcode(status)
-        err.seek(0)
-        tail = err.read()[-4000:].decode(errors="replace")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code, tail
+    finally:
+        tree_peak = memory.stop()
+    wall = time.perf_counter() - t0
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
+    return Child(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, tree_peak, code)
+
+
+@dataclass(slots=True)
+class Spec:
+    """One measurement to take: a worker job (`job`, `args`) or an external command (`cmd`)."""
+
+    name: str
+    job: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    cmd: list[str] = field(default_factory=list)
+    before: Callable[[], None] | None = None  # resets state before each run
+    after: Callable[[], None] | None = None  # cleans up after the last
+    runs: int | None = None  # counted runs; None: the harness's
+    warmup: int | None = None
+    budget_s: float | None = None  # fewer runs when they would take longer than this
 
 
 class Harness:
-    def __init__(self, out_dir: Path, runs: int, warmup: int, log: Log = log) -> None:
+    """Takes measurements: each a fresh child process per run. `concurrency` > 1 runs that many chains of
+    measurements at once (each chain in order): only for the tiny size, whose figures mean nothing but whose
+    time is CI's."""
+
+    def __init__(self, out_dir: Path, runs: int, warmup: int, log: Log = log, concurrency: int = 1) -> None:
         self.out_dir = out_dir
         self.runs = runs
         self.warmup = warmup
         self.log = log
+        self.concurrency = concurrency
         self.groups: dict[str, Group] = {}
-        self.env = dict(os.environ, KNEEPOINT_DBT_TARGET=str(out_dir / "dbt-target"), PYTHONHASHSEED="0")
-        self.env["PYTHONPATH"] = str(PROJECT_ROOT)
+        self.notes: list[str] = []
+        self.env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(PROJECT_ROOT))
+        self.work_dir = out_dir / "work"
+        self.work_dir.mkdir(parents=True, exist_ok=True)
 
-    def worker(
-        self,
-        name: str,
-        job: str,
-        args: dict[str, Any],
-        before: Callable[[], None] | None = None,
-        runs: int = 0,
-        warmup: int | None = None,
-    ) -> Group:
-        """`runs` counted runs of one worker job (after the warm-up); `before` resets state before each."""
-        group = Group(name)
-        warmup = self.warmup if warmup is None else warmup
-        total = warmup + (runs or self.runs)
-        for i in range(total):
-            if before:
-                before()
-            args_path, result_path = self.out_dir / "worker-args.json", self.out_dir / "worker-result.json"
-            args_path.write_text(json.dumps(args))
-            result_path.unlink(missing_ok=True)
+    def measure(self, chains: list[list[Spec]]) -> None:
+        """Take every measurement of every chain; `groups` ends in the order the chains list them."""
+        if self.concurrency <= 1:
+            for chain in chains:
+                for spec in chain:
+                    self.take(spec)
+        else:
+            with ThreadPoolExecutor(self.concurrency) as pool:
+                for future in [pool.submit(lambda c=chain: [self.take(spec) for spec in c]) for chain in chains]:
+                    future.result()
+        order = [spec.name for chain in chains for spec in chain]
+        self.groups = {name: self.groups[name] for name in order} | self.groups
+
+    def take(self, spec: Spec) -> Group:
+        runs = spec.runs or self.runs
+        warmup = self.warmup if spec.warmup is None else spec.warmup
+        once = self._external(spec) if spec.cmd else self._worker(spec)
+        group = Group(spec.name, runs)
+        spent = 0.0
+        for i in range(warmup + runs):
+            if spec.before:
+                spec.before()
             load = os.getloadavg()[0]
-            cmd = [sys.executable, "-m", "bench.worker", job, str(args_path), str(result_path)]
-            wall, cpu, rss, code, tail = run_child(cmd, self.env)
-            if code != 0:
-                raise RuntimeError(f"{name}: worker {job} exited {code}:\n{tail}")
-            result = json.loads(result_path.read_text())
+            child, result = once()
             counted = i >= warmup
-            self.log(f"{name}: {'run' if counted else 'warm-up'} {i + 1}/{total}: {wall:.2f} s, RSS {rss:.0f} MB")
-            if counted:
-                group.runs.append(Run(wall, cpu, rss, round(load, 2), result))
-        self.groups[name] = group
+            self.log(
+                f"{spec.name}: {'run' if counted else 'warm-up'} {i + 1}/{warmup + runs}: {child.wall_s:.2f} s, "
+                f"RSS {child.max_rss_mb:.0f} MB (tree {child.tree_peak_mb or 0:.0f} MB)"
+            )
+            if not counted:
+                continue
+            group.runs.append(Run(child, round(load, 2), result))
+            spent += child.wall_s
+            if spec.budget_s is not None and len(group.runs) < runs and spent + child.wall_s > spec.budget_s:
+                note = (
+                    f"{spec.name}: median of {len(group.runs)} run(s), not {runs}: one takes "
+                    f"{child.wall_s / 60:.1f} min and the measurement's budget is {spec.budget_s / 60:.0f} min"
+                )
+                self.notes.append(note)
+                self.log(note)
+                break
+        if spec.after:
+            spec.after()
+        self.groups[spec.name] = group
         return group
 
-    def external(self, name: str, cmd: list[str]) -> Group:
+    def _worker(self, spec: Spec) -> Callable[[], tuple[Child, dict[str, Any]]]:
+        args_path = self.work_dir / f"{spec.name}.args.json"
+        result_path = self.work_dir / f"{spec.name}.result.json"
+
+        # dbt's target folder (manifest, partial parse, run_results.json with the time per model) of its own, so
+        # that concurrent builds do not share one; the warm-up run fills its partial parse.
+        env = dict(self.env, KNEEPOINT_DBT_TARGET=str(self.out_dir / "dbt-target" / spec.name))
+
+        def once() -> tuple[Child, dict[str, Any]]:
+            args_path.write_text(json.dumps(spec.args))
+            result_path.unlink(missing_ok=True)
+            cmd = [sys.executable, "-m", "bench.worker", spec.job, str(args_path), str(result_path)]
+            with tempfile.TemporaryFile() as err:
+                child = run_child(cmd, env, subprocess.DEVNULL, err)
+                if child.exit_code != 0:
+                    err.seek(0)
+                    tail = err.read()[-4000:].decode(errors="replace")
+                    raise RuntimeError(f"{spec.name}: worker {spec.job} exited {child.exit_code}:\n{tail}")
+            return child, json.loads(result_path.read_text())
+
+        return once
+
+    def _external(self, spec: Spec) -> Callable[[], tuple[Child, dict[str, Any]]]:
         """A child that prints its result as the last line of stdout (the fio-plot driver)."""
-        group = Group(name)
-        total = self.warmup + self.runs
-        for i in range(total):
-            load = os.getloadavg()[0]
-            out_path = self.out_dir / "external-stdout.txt"
+        out_path = self.work_dir / f"{spec.name}.stdout.txt"
+
+        def once() -> tuple[Child, dict[str, Any]]:
             with open(out_path, "wb") as out:
-                t0 = time.perf_counter()
-                proc = subprocess.Popen(cmd, cwd=PROJECT_ROOT, stdout=out, stderr=subprocess.STDOUT)
-                _, status, usage = os.wait4(proc.pid, 0)
-                wall = time.perf_counter() - t0
-                proc.returncode = code = os.waitstatus_to_exitcode(status)
+                child = run_child(spec.cmd, None, out, subprocess.STDOUT)
             text = out_path.read_text(errors="replace").strip()
-            if code != 0 or not text:
-                raise RuntimeError(f"{name}: exited {code}:\n{text[-4000:]}")
+            if child.exit_code != 0 or not text:
+                raise RuntimeError(f"{spec.name}: exited {child.exit_code}:\n{text[-4000:]}")
             result = json.loads(text.splitlines()[-1])
-            result["stages"] = dict(result.get("stages", {}), total_s=result.get("seconds", wall))
-            counted = i >= self.warmup
-            self.log(f"{name}: {'run' if counted else 'warm-up'} {i + 1}/{total}: {wall:.2f} s")
-            if counted:
-                group.runs.append(Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, load, result))
-        self.groups[name] = group
-        return group
+            result["stages"] = dict(result.get("stages", {}), total_s=result.get("seconds", child.wall_s))
+            return child, result
+
+        return once
 
 
 # --------------------------------------------------------------------------------------------- fio-plot
@@ -214,50 +305,17 @@ def ensure_fioplot(log: Log = log) -> tuple[Path | None, str]:
     return python, done.stdout.strip()
 
 
-# --------------------------------------------------------------------------------------------- machine
-
-
-def describe_machine() -> dict[str, Any]:
-    cpu = "unknown"
-    mem_gib = None
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                mem_gib = round(int(line.split()[1]) / 1024 / 1024, 1)
-    except OSError:
-        pass
-    versions = {}
-    for pkg in ("duckdb", "dbt-core", "dbt-duckdb", "pyarrow", "polars"):
-        try:
-            versions[pkg] = metadata.version(pkg)
-        except metadata.PackageNotFoundError:
-            versions[pkg] = None
-    return {
-        "cpu": cpu,
-        "logical_cpus": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "memory_gib": mem_gib,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "packages": versions,
-        "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
-    }
-
-
-def describe_code() -> dict[str, Any]:
-    def git(*args: str) -> str | None:
-        done = subprocess.run(["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True)
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    status = git("status", "--porcelain")
-    return {"commit": git("rev-parse", "HEAD"), "uncommitted_changes": bool(status) if status is not None else None}
-
-
 # --------------------------------------------------------------------------------------------- the run
+
+
+def results_path(results_dir: Path, size: str, started: datetime) -> Path:
+    """bench/results/<date>-<size>.json; a second run on the same day gets -2, -3, ... (none is overwritten)."""
+    stem = f"{started:%Y-%m-%d}-{size}"
+    path, n = results_dir / f"{stem}.json", 1
+    while path.exists():
+        n += 1
+        path = results_dir / f"{stem}-{n}.json"
+    return path
 
 
 def run(
@@ -269,47 +327,68 @@ def run(
     stages: tuple[str, ...] = STAGES,
     fioplot: bool = True,
     row_sizes: list[int] | None = None,
+    concurrency: int | None = None,
     log: Log = log,
 ) -> Path:
-    """The whole benchmark at `size`; returns the results file."""
+    """The whole benchmark at `size`; returns the results file. `concurrency` (default: CONCURRENCY[size])
+    measurements at once; above 1 the timings are not comparable, the results say so."""
     out_dir = out_dir.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
+    concurrency = CONCURRENCY[size] if concurrency is None else concurrency
+    started = datetime.now(UTC)
     results: dict[str, Any] = {
-        "kneepoint_bench": 1,
+        "kneepoint_bench": 2,
         "size": size,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "started_at": started.isoformat(timespec="seconds"),
         "runs_per_measurement": runs,
         "warmup_runs": warmup,
-        "machine": describe_machine(),
-        "code": describe_code(),
+        "concurrent_measurements": concurrency,
+        "stages": list(stages),
+        "ingest_workers": list(INGEST_WORKERS),
+        "ingest_builds": INGEST_BUILDS[size],
+        "machine": describe_machine(out_dir),
+        "code": describe_code(PROJECT_ROOT),
     }
     t0 = time.perf_counter()
-    corpus = generate(out_dir / "corpus", SIZES[size], log=lambda m: log(m))
+    corpus = generate(out_dir / "corpus", SIZES[size], log=log)
     results["generate_s"] = round(time.perf_counter() - t0, 2)
     results["corpus"] = {
         f: {"files": s.files, "bytes": s.bytes, "records_written": s.records_written, "skipped": s.skipped}
         for f, s in corpus.formats.items()
     }
-    h = Harness(out_dir, runs, warmup, log)
-    notes: list[str] = []
+    h = Harness(out_dir, runs, warmup, log, concurrency)
+    chains: list[list[Spec]] = []
     if "parse" in stages:
-        _parse(h, corpus)
+        chains += _parse(corpus)
+    fioplot_version = None
     if "anchors" in stages and corpus.formats["fio_json"].files:
-        notes += _anchors(h, corpus, fioplot)
+        anchors, fioplot_version = _anchors(h, corpus, fioplot)
+        chains += anchors
     if "ingest" in stages:
-        _ingest(h, corpus, out_dir)
-    if "parallel" in stages and corpus.formats["fio_json"].files:
-        _parallel(h, corpus, out_dir)
+        chains += _ingest(corpus, out_dir, INGEST_BUILDS[size])
     if "rows" in stages:
-        _rows(h, out_dir, row_sizes or ROW_SIZES[size])
+        chains += _rows(out_dir, row_sizes or ROW_SIZES[size])
+    if concurrency > 1:  # the longest chains (rows, then ingest) first, so that concurrent ones end together
+        chains.sort(key=lambda chain: (not chain[0].name.startswith("rows."), not chain[0].name.startswith("ingest.")))
+    h.measure(chains)
+    for name, group in h.groups.items():
+        error = group.runs[-1].result.get("error") if group.runs else None
+        if name.startswith("anchor.duckdb_") and error:
+            h.notes.append(f"DuckDB {DUCKDB_JSON_VARIANTS[name.removeprefix('anchor.duckdb_')]} failed: {error}")
+        if name == "anchor.fioplot":
+            for r in group.runs:
+                r.result["fio_plot_version"] = fioplot_version
+    if concurrency > 1:
+        h.notes.append(f"{concurrency} measurements ran at once: the timings are not comparable with any other run")
     results["measurements"] = {name: g.to_json() for name, g in h.groups.items()}
     results["summary"] = summarize(results)
     results["targets"] = targets(results)
-    results["notes"] = notes
+    results["notes"] = h.notes
     results["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    results["total_s"] = round(time.perf_counter() - t0, 1)
     results_dir.mkdir(parents=True, exist_ok=True)
-    path = results_dir / f"{size}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"
+    path = results_path(results_dir, size, started)
     path.write_text(json.dumps(results, indent=1) + "\n")
     log(f"results: {path}")
     return path
@@ -319,9 +398,8 @@ def _paths(corpus: Corpus, fmt: str) -> list[str]:
     return [str(p) for p in corpus.paths(fmt)]
 
 
-def _parse(h: Harness, corpus: Corpus) -> None:
-    for fmt in corpus.ready():
-        h.worker(f"parse.{fmt}", "parse", {"format": fmt, "paths": _paths(corpus, fmt)})
+def _parse(corpus: Corpus) -> list[list[Spec]]:
+    return [[Spec(f"parse.{fmt}", "parse", {"format": fmt, "paths": _paths(corpus, fmt)})] for fmt in corpus.ready()]
 
 
 def _fio_dirs(corpus: Corpus) -> list[str]:
@@ -329,34 +407,33 @@ def _fio_dirs(corpus: Corpus) -> list[str]:
     return sorted(str(p) for p in root.glob("*/*") if p.is_dir())
 
 
-def _anchors(h: Harness, corpus: Corpus, fioplot: bool) -> list[str]:
-    notes = []
-    h.worker("anchor.json_floor", "json_floor", {"paths": _paths(corpus, "fio_json")})
+def _anchors(h: Harness, corpus: Corpus, fioplot: bool) -> tuple[list[list[Spec]], str | None]:
+    """The anchors' measurements, and fio-plot's version (its venv is set up here, before any measurement)."""
+    chains = [[Spec("anchor.json_floor", "json_floor", {"paths": _paths(corpus, "fio_json")})]]
     glob = str(corpus.root / "fio_json" / "**" / "*.json")
     for variant in DUCKDB_JSON_VARIANTS:
-        args = {"glob": glob, "variant": variant}
-        # `auto` runs out of memory at full size after ~25 s: once is enough to say so.
-        once = {"runs": 1, "warmup": 0} if variant == "auto" else {}
-        group = h.worker(f"anchor.duckdb_{variant}", "duckdb_read_json", args, **once)
-        if "error" in group.runs[-1].result:
-            notes.append(f"DuckDB {DUCKDB_JSON_VARIANTS[variant]} failed: {group.runs[-1].result['error']}")
+        spec = Spec(f"anchor.duckdb_{variant}", "duckdb_read_json", {"glob": glob, "variant": variant})
+        if variant == "auto":  # runs out of memory at full size after ~25 s: once is enough to say so
+            spec.runs, spec.warmup = 1, 0
+        chains.append([spec])
     if not fioplot:
-        return ["fio-plot anchor skipped (--no-fioplot)"]
+        h.notes.append("fio-plot anchor skipped (--no-fioplot)")
+        return chains, None
     python, version = ensure_fioplot(h.log)
     if python is None:
-        return [f"fio-plot anchor skipped: {version}"]
-    group = h.external("anchor.fioplot", [str(python), str(BENCH_DIR / "fioplot_driver.py"), *_fio_dirs(corpus)])
-    for r in group.runs:
-        r.result["fio_plot_version"] = version
-    return notes
+        h.notes.append(f"fio-plot anchor skipped: {version}")
+        return chains, None
+    cmd = [str(python), str(BENCH_DIR / "fioplot_driver.py"), *_fio_dirs(corpus)]
+    chains.append([Spec("anchor.fioplot", cmd=cmd)])
+    return chains, version
 
 
-def _fresh_db(path: Path) -> Callable[[], None]:
-    def reset() -> None:
+def _remove_db(path: Path) -> Callable[[], None]:
+    def remove() -> None:
         for p in (path, Path(f"{path}.wal")):
             p.unlink(missing_ok=True)
 
-    return reset
+    return remove
 
 
 def _groups(corpus: Corpus, formats: list[str]) -> list[dict[str, str]]:
@@ -367,34 +444,48 @@ def _groups(corpus: Corpus, formats: list[str]) -> list[dict[str, str]]:
     ]
 
 
-def _ingest(h: Harness, corpus: Corpus, out_dir: Path) -> None:
-    db = out_dir / "ingest.duckdb"
-    if corpus.formats["fio_json"].files:
-        args = {"db": str(db), "groups": _groups(corpus, ["fio_json"])}
-        h.worker("ingest.fio_json", "ingest", args, before=_fresh_db(db))
-    ready = corpus.ready()
-    if len(ready) > 1:
-        h.worker("ingest.all", "ingest", {"db": str(db), "groups": _groups(corpus, ready)}, before=_fresh_db(db))
+def _ingest(corpus: Corpus, out_dir: Path, builds: str) -> list[list[Spec]]:
+    """The product's ingest (`ingest_inputs`) of the fio files, then of every file, at each INGEST_WORKERS,
+    each into a fresh warehouse of its own (removed afterwards: the full-size ones take hundreds of MB)."""
+    sets = [("fio_json", ["fio_json"])] if corpus.formats["fio_json"].files else []
+    if len(corpus.ready()) > 1:
+        sets.append(("all", corpus.ready()))
+    chains = []
+    for label, formats in sets:
+        for workers in INGEST_WORKERS:
+            name = f"ingest.w{workers}.{label}"
+            db = out_dir / f"{name}.duckdb"
+            build = builds == "every" or builds == name
+            args = {"db": str(db), "groups": _groups(corpus, formats), "workers": workers, "build": build}
+            remove = _remove_db(db)
+            chains.append([Spec(name, "ingest", args, before=remove, after=remove, budget_s=BUDGET_S)])
+    return chains
 
 
-def _parallel(h: Harness, corpus: Corpus, out_dir: Path) -> None:
-    db = out_dir / "ingest.duckdb"
-    args = {"db": str(db), "groups": _groups(corpus, ["fio_json"]), "workers": 2}
-    h.worker("parallel.fio_json", "ingest_parallel", args, before=_fresh_db(db))
-
-
-def _rows(h: Harness, out_dir: Path, sizes: list[int]) -> None:
+def _rows(out_dir: Path, sizes: list[int]) -> list[list[Spec]]:
+    chains = []
     for n in sizes:
         db = out_dir / f"rows-{n}.duckdb"
-        label = _rows_label(n)
-        h.worker(f"rows.{label}.make", "make_rows", {"db": str(db), "rows": n}, runs=1)
-        h.worker(f"rows.{label}.build", "build", {"db": str(db)})
-        chain = ["int_saturation_points", "mart_usl_fits", "mart_saturation_points"]
-        h.worker(f"rows.{label}.saturation", "build", {"db": str(db), "select": chain, "command": "run"})
-        h.worker(f"rows.{label}.curve", "curve", {"db": str(db), "repeat": 7})
+        label = rows_label(n)
+        chains.append(
+            [
+                Spec(f"rows.{label}.make", "make_rows", {"db": str(db), "rows": n}, runs=1, warmup=0),
+                # The saturation marts are timed inside these builds (dbt's time per model), not built again
+                # apart. No warm-up above 1M rows: it would be one more build of many minutes.
+                Spec(
+                    f"rows.{label}.build",
+                    "build",
+                    {"db": str(db)},
+                    warmup=0 if n > 1_000_000 else None,
+                    budget_s=BUDGET_S,
+                ),
+                Spec(f"rows.{label}.curve", "curve", {"db": str(db), "repeat": 7}),
+            ]
+        )
+    return chains
 
 
-def _rows_label(n: int) -> str:
+def rows_label(n: int) -> str:
     return f"{n // 1_000_000}M" if n % 1_000_000 == 0 else f"{n // 1000}k" if n % 1000 == 0 else str(n)
 
 
@@ -423,17 +514,23 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
                 "errors": g["result"]["errors"],
                 "wrong_format": g["result"]["wrong_format"],
             }
-        elif kind in ("ingest", "parallel"):
+        elif kind == "ingest":
             files = sum(g["result"]["outcomes"].values())
             out["ingest"][name] = {
+                "workers": g["result"]["workers"],
                 "files": files,
                 "outcomes": g["result"]["outcomes"],
+                "records": g["result"]["records"],
+                "built": g["result"]["build"] is not None,
                 "wall_s": med["wall_s"],
                 "cpu_s": med["cpu_s"],
                 "max_rss_mb": med["max_rss_mb"],
+                "tree_peak_mb": med["tree_peak_mb"],
+                "worst_peak_mb": g["worst_peak_mb"],
                 "stages": med["stages"],
                 "peak_rss_mb_before_build": g["result"].get("peak_rss_mb_before_build"),
                 "files_per_s": round(files / med["wall_s"], 1) if med["wall_s"] else None,
+                "runs": g["runs_counted"],
             }
         elif kind == "rows":
             label, _, what = rest.partition(".")
@@ -450,11 +547,23 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
                     **{k: round(v, 2) for k, v in st.items()},
                 }
             else:
-                entry[what] = {"wall_s": med["wall_s"], "cpu_s": med["cpu_s"], "max_rss_mb": med["max_rss_mb"]}
-                nodes = g["result"].get("build", {}).get("nodes", {})
-                entry[what]["slowest_nodes_s"] = dict(sorted(nodes.items(), key=lambda kv: -kv[1])[:6])
+                nodes = {k.removeprefix("dbt:"): v for k, v in med["stages"].items() if k.startswith("dbt:")}
+                entry[what] = {
+                    "wall_s": med["wall_s"],
+                    "cpu_s": med["cpu_s"],
+                    "max_rss_mb": med["max_rss_mb"],
+                    "tree_peak_mb": med["tree_peak_mb"],
+                    "runs": g["runs_counted"],
+                    "saturation_marts_s": round(sum(nodes.get(n, 0.0) for n in SATURATION_NODES), 3),
+                    "slowest_nodes_s": dict(sorted(nodes.items(), key=lambda kv: -kv[1])[:8]),
+                }
     out["anchors"] = _anchor_summary(m)
     return out
+
+
+def _ingest_without_build_s(m: dict[str, Any], name: str) -> float | None:
+    g = m.get(name)
+    return g["median"]["stages"].get("ingest_s") if g else None
 
 
 def _anchor_summary(m: dict[str, Any]) -> dict[str, Any]:
@@ -463,6 +572,10 @@ def _anchor_summary(m: dict[str, Any]) -> dict[str, Any]:
     if parse:
         st = parse["median"]["stages"]
         out["kneepoint_read_parse_s"] = round(st["read_s"] + st["parse_s"], 4)
+    for workers in INGEST_WORKERS:
+        seconds = _ingest_without_build_s(m, f"ingest.w{workers}.fio_json")
+        if seconds is not None:
+            out[f"kneepoint_ingest_w{workers}_s"] = round(seconds, 4)
     floor = m.get("anchor.json_floor")
     if floor:
         st = floor["median"]["stages"]
@@ -478,58 +591,71 @@ def _anchor_summary(m: dict[str, Any]) -> dict[str, Any]:
         out["fioplot_s"] = fp["median"]["stages"]["total_s"]
         out["fioplot_stages_s"] = {k: v for k, v in fp["median"]["stages"].items() if k != "total_s"}
         out["fioplot_version"] = fp["result"].get("fio_plot_version")
+        out["fioplot_files"] = fp["result"].get("files")
         out["fioplot_rows"] = fp["result"].get("rows")
-    if "kneepoint_read_parse_s" in out and "fioplot_s" in out:
-        out["fioplot_over_kneepoint"] = round(out["fioplot_s"] / out["kneepoint_read_parse_s"], 2)
-    if "kneepoint_read_parse_s" in out and "json_loads_read_loads_s" in out:
-        out["kneepoint_over_json_loads"] = round(out["kneepoint_read_parse_s"] / out["json_loads_read_loads_s"], 2)
     return out
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """The issue's targets against the medians. At any size but full they are listed, not judged."""
+    """The issue's targets against the medians (memory: the worst run). At any size but full they are listed
+    with their figures, not judged."""
     s = results["summary"]
     full = results["size"] == "full"
     out: list[dict[str, Any]] = []
 
-    def add(name: str, goal: str, measured: Any, met: bool | None, note: str = "") -> None:
+    def add(name: str, goal: str, measured: str, met: bool, note: str = "") -> None:
         out.append({"target": name, "goal": goal, "measured": measured, "met": met if full else None, "note": note})
 
     a = s.get("anchors", {})
-    if "fioplot_over_kneepoint" in a:
-        add(
-            "fio parse vs fio-plot's JSON import",
-            ">= 3x faster",
-            f"{a['fioplot_over_kneepoint']}x",
-            a["fioplot_over_kneepoint"] >= 3,
-        )
-    if "kneepoint_over_json_loads" in a:
-        add(
-            "fio parse vs bare json.loads loop",
-            "<= 2x its time",
-            f"{a['kneepoint_over_json_loads']}x",
-            a["kneepoint_over_json_loads"] <= 2,
-        )
+    # The fio targets twice: like for like (read + parse in one process, as fio-plot and the json.loads loop
+    # run), and the product's ingest (read + parse + store, no dbt build) at each worker count.
+    kneepoint = [("read + parse, 1 process", a.get("kneepoint_read_parse_s"))]
+    kneepoint += [(f"ingest, {w} worker(s), no dbt build", a.get(f"kneepoint_ingest_w{w}_s")) for w in INGEST_WORKERS]
+    for what, seconds in kneepoint:
+        if not seconds:
+            continue
+        if a.get("fioplot_s"):
+            ratio = a["fioplot_s"] / seconds
+            add(
+                f"fio JSON {what} vs fio-plot's JSON import",
+                ">= 3x faster",
+                f"{ratio:.2f}x faster ({seconds:.3g} s vs {a['fioplot_s']:.3g} s)",
+                ratio >= 3,
+            )
+        if a.get("json_loads_read_loads_s"):
+            ratio = seconds / a["json_loads_read_loads_s"]
+            add(
+                f"fio JSON {what} vs the bare json.loads loop",
+                "<= 2x its time",
+                f"{ratio:.2f}x its time ({seconds:.3g} s vs {a['json_loads_read_loads_s']:.3g} s)",
+                ratio <= 2,
+            )
     for fmt, p in sorted(s["parse"].items()):
         if fmt not in TEXT_FORMATS_EXCLUDED and p["mb_per_s"] is not None:
             add(f"{fmt} parse throughput (1 core)", ">= 50 MB/s", f"{p['mb_per_s']} MB/s", p["mb_per_s"] >= 50)
-    ing = s["ingest"].get("ingest.fio_json")
-    if ing:
+    for workers in INGEST_WORKERS:
+        ing = s["ingest"].get(f"ingest.w{workers}.fio_json")
+        if not ing:
+            continue
+        if ing["built"]:
+            add(
+                f"{ing['files']} fio files end to end (ingest + dbt build), {workers} worker(s)",
+                "< 60 s on 2 cores",
+                f"{ing['wall_s']} s",
+                ing["wall_s"] < 60,
+                "" if workers == 2 else "the target's 2 cores are the 2-worker run; this one parses on 1",
+            )
         add(
-            f"{ing['files']} fio files end to end (ingest + dbt build)",
-            "< 60 s on 2 cores",
-            f"{ing['wall_s']} s",
-            ing["wall_s"] < 60,
-        )
-        add(
-            f"peak RSS, {ing['files']} fio files end to end",
+            f"peak memory, {ing['files']} fio files end to end, {workers} worker(s)",
             "< 1 GB",
-            f"{ing['max_rss_mb']} MB",
-            ing["max_rss_mb"] < 1024,
+            f"{ing['worst_peak_mb']} MB",
+            ing["worst_peak_mb"] < 1024,
+            "the worst run: the process tree's summed PSS or the largest process's RSS, whichever is larger",
         )
     one_m = s["rows"].get("1M", {})
     if "build" in one_m:
-        add("dbt build at 1M fact rows", "< 30 s", f"{one_m['build']['wall_s']} s", one_m["build"]["wall_s"] < 30)
+        b = one_m["build"]
+        add("dbt build at 1M fact rows", "< 30 s", f"{b['wall_s']} s (median of {b['runs']})", b["wall_s"] < 30)
     if "curve" in one_m:
         worst = max(one_m["curve"]["one_disk_ms"], one_m["curve"]["five_disks_ms"])
         add("curve query at 1M fact rows (warm, 1 and 5 disks)", "< 200 ms", f"{worst} ms", worst < 200)

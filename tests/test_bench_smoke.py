@@ -1,0 +1,180 @@
+"""The benchmark harness at its tiny size, so that `./dev bench` keeps working. No timing is asserted: CI
+machines differ and are shared. What is asserted is that every stage ran on what the generator wrote, that
+the generator and the parsers agree on it, and that the product's ingest stores the same with and without
+its parsing pool."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import table
+from bench.generate import FULL_COUNTS, TINY_COUNTS
+from bench.harness import INGEST_WORKERS, SATURATION_NODES, Harness, Spec, results_path, run
+from bench.memory import TreeMemory
+from bench.rows import RUNS_PER_FILE, SWEEPS_PER_SERIES
+from ingest import formats
+
+# CrystalDiskMark prints a mixed test's read and write records as one [Mix] line, read back as one record.
+MERGES_RECORDS = {"crystaldiskmark"}
+ROWS = 20_000
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("bench")
+    # fio-plot's anchor needs PyPI to set up its venv: not in CI.
+    path = run(
+        "tiny", out / "out", out / "results", runs=1, warmup=0, fioplot=False, row_sizes=[ROWS], log=lambda _m: None
+    )
+    assert path.parent == out / "results"
+    assert path.name == f"{datetime.now(UTC):%Y-%m-%d}-tiny.json"
+    return json.loads(path.read_text())
+
+
+def test_the_generator_covers_every_format_at_the_issues_counts() -> None:
+    assert set(FULL_COUNTS) == set(TINY_COUNTS) == set(formats.names())
+    # Issue 8: 10,000 fio JSON files, 500 SQLIO batch logs, 5,000 CrystalDiskMark logs, 1,000 STATISTICS IO/TIME.
+    assert (FULL_COUNTS["fio_json"], FULL_COUNTS["sqlio"]) == (10_000, 500)
+    assert (FULL_COUNTS["crystaldiskmark"], FULL_COUNTS["sqlstats"]) == (5_000, 1_000)
+
+
+@pytest.mark.timeout(600)
+def test_every_stage_ran(results: dict) -> None:
+    expected = {f"parse.{f}" for f in TINY_COUNTS}
+    expected |= {"anchor.json_floor", "anchor.duckdb_auto", "anchor.duckdb_depth2", "anchor.duckdb_objects"}
+    expected |= {f"ingest.w{w}.{s}" for w in INGEST_WORKERS for s in ("fio_json", "all")}
+    expected |= {"rows.20k.make", "rows.20k.build", "rows.20k.curve"}
+    assert set(results["measurements"]) == expected
+    for name, m in results["measurements"].items():
+        assert m["runs_counted"] == 1, name
+        run = m["runs"][0]
+        assert run["wall_s"] > 0 and run["cpu_s"] > 0 and run["max_rss_mb"] > 0, name
+        assert run["tree_peak_mb"] > 0, name  # sampled from /proc: Linux, as CI
+
+
+def test_every_generated_format_parses_back(results: dict) -> None:
+    for fmt, corpus in results["corpus"].items():
+        assert corpus["files"] == TINY_COUNTS[fmt] and not corpus["skipped"], fmt
+        parse = results["summary"]["parse"][fmt]
+        assert parse["files"] == corpus["files"]
+        assert parse["errors"] == 0, fmt
+        assert parse["wrong_format"] == 0, fmt  # detection picks the format the writer wrote
+        if fmt in MERGES_RECORDS:
+            assert 0 < parse["records"] <= corpus["records_written"]
+        else:
+            assert parse["records"] == corpus["records_written"], fmt
+
+
+def test_ingest_stores_every_file_the_same_with_and_without_the_pool(results: dict) -> None:
+    ingest, m = results["summary"]["ingest"], results["measurements"]
+    parsed = results["summary"]["parse"]
+    for label, fmts in (("fio_json", ["fio_json"]), ("all", list(TINY_COUNTS))):
+        files = sum(TINY_COUNTS[f] for f in fmts)
+        records = sum(parsed[f]["records"] for f in fmts)
+        runs = {w: m[f"ingest.w{w}.{label}"]["result"] for w in INGEST_WORKERS}
+        for workers, result in runs.items():
+            assert result["workers"] == workers
+            assert result["outcomes"] == {"added": files}, (label, workers)
+            assert result["records"] == records, (label, workers)
+            stages = m[f"ingest.w{workers}.{label}"]["median"]["stages"]
+            assert {"read_s", "parse_s", "store_s", "ingest_s"} <= set(stages), (label, workers)
+        assert runs[1]["raw_rows"] == runs[2]["raw_rows"], label
+        io_rows = runs[1]["raw_rows"]["raw_io_records"]
+        assert io_rows == sum(parsed[f]["records"] for f in fmts if f != "sqlstats"), label
+    # At tiny size one ingest builds the models (the builds are the same code; they are CI's time).
+    assert [name for name, i in ingest.items() if i["built"]] == ["ingest.w1.all"]
+    assert m["ingest.w1.all"]["median"]["stages"]["build_s"] > 0
+    nodes = m["ingest.w1.all"]["result"]["build"]["nodes"]
+    assert any(n.endswith(".mart_saturation_points") for n in nodes)
+
+
+def test_anchors_read_the_same_fio_files(results: dict) -> None:
+    fio = results["corpus"]["fio_json"]["files"]
+    m = results["measurements"]
+    assert m["anchor.json_floor"]["result"]["files"] == fio
+    for variant in ("depth2", "objects"):
+        assert m[f"anchor.duckdb_{variant}"]["result"]["files"] == fio
+    auto = m["anchor.duckdb_auto"]["result"]  # fails for want of memory at full size, not on 16 files
+    assert auto.get("files") == fio or auto["error"]
+    assert "anchor.fioplot" not in m
+    assert "fio-plot anchor skipped (--no-fioplot)" in results["notes"]
+    anchors = results["summary"]["anchors"]
+    assert anchors["kneepoint_read_parse_s"] > 0 and anchors["json_loads_read_loads_s"] > 0
+    assert all(anchors[f"kneepoint_ingest_w{w}_s"] > 0 for w in INGEST_WORKERS)
+
+
+def test_rows_build_and_curve(results: dict) -> None:
+    rows = results["summary"]["rows"]["20k"]
+    made = rows["made"]["rows"]["raw_io_records"]
+    assert abs(made - ROWS) < RUNS_PER_FILE  # whole files of RUNS_PER_FILE runs
+    assert made == rows["curve"]["fact_rows"]
+    # The busiest series of the busiest disk: every sweep of it, every run.
+    assert rows["curve"]["points_one_disk"] == SWEEPS_PER_SERIES * RUNS_PER_FILE
+    assert rows["curve"]["disks"] == 5
+    assert rows["build"]["runs"] == 1
+    timed = results["measurements"]["rows.20k.build"]["median"]["stages"]
+    assert all(f"dbt:{node}" in timed for node in SATURATION_NODES)
+
+
+def test_results_describe_the_machine_and_render(results: dict) -> None:
+    machine = results["machine"]
+    assert machine["usable_cpus"] >= 1 and machine["memory_gib"] > 0 and machine["cpu"]
+    assert machine["disk"]["filesystem"] and machine["disk"]["free_gb"] > 0
+    assert machine["os"] and machine["python"].startswith("3.11")
+    assert machine["packages"]["duckdb"] and machine["packages"]["dbt-core"]
+    in_git_checkout = (Path(__file__).resolve().parents[1] / ".git").exists()
+    assert len(results["code"]["commit"] or "") == (40 if in_git_checkout else 0)
+    assert results["size"] == "tiny" and results["runs_per_measurement"] == 1
+    assert results["concurrent_measurements"] == 2  # CI's time; the figures say nothing, and the results say so
+    assert any("measurements ran at once" in note for note in results["notes"])
+    assert results["targets"] and all(t["met"] is None for t in results["targets"])  # judged at full size only
+    text = table(results)
+    for fmt in results["summary"]["parse"]:
+        assert f"| {fmt} |" in text
+    for name in results["summary"]["ingest"]:
+        assert f"| {name.removeprefix('ingest.')} |" in text
+    assert "| 20k |" in text and "| target | goal | measured | met |" in text
+
+
+def test_the_table_command_prints_a_results_file(results: dict, tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(results))
+    done = subprocess.run([sys.executable, "-m", "bench", "table", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == table(results)
+
+
+def test_results_files_are_never_overwritten(tmp_path: Path) -> None:
+    when = datetime(2026, 3, 4, tzinfo=UTC)
+    first = results_path(tmp_path, "full", when)
+    assert first.name == "2026-03-04-full.json"
+    first.write_text("{}")
+    assert results_path(tmp_path, "full", when).name == "2026-03-04-full-2.json"
+
+
+def test_a_budget_cuts_a_measurement_short_and_says_so(tmp_path: Path) -> None:
+    h = Harness(tmp_path, runs=3, warmup=0, log=lambda _m: None)
+    group = h.take(Spec("floor", "json_floor", {"paths": []}, budget_s=1e-6))
+    assert len(group.runs) == 1 and group.planned == 3
+    assert h.notes and h.notes[0].startswith("floor: median of 1 run(s), not 3")
+
+
+def test_tree_memory_counts_every_process_of_the_tree() -> None:
+    # A parent and a child holding 100 MB each (touched, so resident): the tree holds more than either.
+    code = (
+        "import subprocess, sys, time; b = bytearray(100 << 20); b[::4096] = b'x' * len(b[::4096]); "
+        "c = subprocess.Popen([sys.executable, '-c', "
+        "\"import time; b = bytearray(100 << 20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1.5)\"]); "
+        "c.wait()"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    memory = TreeMemory(proc.pid, interval_s=0.05)
+    proc.wait()
+    peak = memory.stop()
+    assert peak is not None and peak > 200
