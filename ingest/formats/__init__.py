@@ -101,12 +101,10 @@ def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:
 
 def _offset_of_line(text: str, line: int) -> int:
     """Character offset where 1-based `line` starts (the end of the text past its last line)."""
-    pos = 0
-    for _ in range(line - 1):
-        pos = text.find("\n", pos) + 1
-        if pos == 0:
-            return len(text)
-    return pos
+    if line <= 1:
+        return 0
+    parts = text.split("\n", line - 1)
+    return len(text) - len(parts[-1]) if len(parts) == line else len(text)
 
 
 def parse_bytes(data: bytes, path: str = "<input>", fmt: str | None = None) -> ParsedFile:

@@ -66,11 +66,15 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, fields
+from operator import itemgetter
+from typing import TypeVar
 
 from ingest.errors import ParseError
 from ingest.records import QueryIoRecord, QueryTimeRecord
+
+_T = TypeVar("_T")
 
 NAME = "sqlstats"
 TOOL = "sqlserver"
@@ -482,20 +486,59 @@ def _alternation(texts: list[str]) -> str:
     return "|".join(e.replace("'", "['\u2019]") for e in escaped)
 
 
+def _alternatives(entries: dict[str, _T]) -> list[tuple[re.Pattern[str], _T]]:
+    """Each text's own pattern with its entry, in the order `_alternation` tries them."""
+    return [(re.compile(_alternation([t]), re.IGNORECASE), entries[t]) for t in sorted(entries, key=len, reverse=True)]
+
+
+def _entry(matched: str, by_norm: dict[str, _T], alternatives: list[tuple[re.Pattern[str], _T]]) -> _T:
+    """The entry of the text an alternation matched: by its normalized form, or, where case folding differs from
+    case-insensitive matching (`ı` and `İ` match `i` but do not fold to it), by trying the texts as it does."""
+    found = by_norm.get(_norm(matched))
+    if found is None:
+        found = next(entry for pattern, entry in alternatives if pattern.fullmatch(matched))
+    return found
+
+
+_WORD_ALTERNATIVES = _alternatives(_TABLE_WORDS)
+_HEADER_ALTERNATIVES = _alternatives(_HEADERS)
+
+
 # Lines longer than this are not SET STATISTICS output (the longest, a 2019+ Italian line with a 128-character
 # table name, is under 600); the bound keeps every match linear on damaged input.
 _MAX_LINE = 2000
-_IO_LINE = re.compile(
-    r"^(?P<word>" + _alternation(list(_TABLE_WORDS)) + r")\s*:?\s*(?P<q>['\"])(?P<name>.+)(?P=q)\s*[.。]\s*"
-    r"(?P<rest>\S.*)$",
-    re.IGNORECASE,
-)
+# A table line is `WORD 'NAME'. COLUMNS`: the head up to the opening quote, then the name, which ends at the last
+# quote followed by `.` (`_table_line` finds it with rfind: a greedy `.+` would retry every character of the line).
+_IO_HEAD = re.compile(r"(?P<word>" + _alternation(list(_TABLE_WORDS)) + r")\s*:?\s*['\"]", re.IGNORECASE)
+_NAME_END = re.compile(r"\s*[.。]\s*(?=\S)")
 _PAIR_SEP = re.compile(r"\s*[,、]\s*")
 _PAIR = re.compile(r"^(?P<label>[^\d:=]*[^\d\s:=])\s*:?\s*(?P<value>\d{1,20})$")
+_DIGIT_RUN = re.compile(r"(\d+)")
 _HEADER = re.compile(r"^(?P<header>" + _alternation(list(_HEADERS)) + r")\s*:?(?P<rest>.*)$", re.IGNORECASE)
 # `CPU time = 108 ms, elapsed time = 108 ms.` in every language: CPU first, then elapsed, in ms.
 _TIME_VALUES = re.compile(r"^[^=\d]+=\s*(\d{1,15})[^=\d]*=\s*(\d{1,15})[^=\d]*$")
 _PREFIX = re.compile(r"^\s*(?:--+|VERBOSE:\s)", re.IGNORECASE)
+
+
+def _ascii_starts(texts: Iterable[str], n: int) -> frozenset[str]:
+    """The first `n` characters, when ASCII, of the lines that can start with one of `texts` (matched without case;
+    a line with a non-ASCII character there is always tried: case-insensitive matching folds some onto ASCII)."""
+    starts = [""]
+    for k in range(1, n + 1):
+        heads = {t[:k] for t in texts}
+        if any(len(h) < k or any(c.isspace() or c in "'\u2019" for c in h) for h in heads):
+            # Spaces and apostrophes match more than themselves (see _alternation).
+            raise ValueError(f"cannot dispatch on {k} characters of {sorted(heads)}")
+        pattern = re.compile("|".join(map(re.escape, heads)), re.IGNORECASE)
+        starts = [s + c for s in starts for c in map(chr, range(128)) if pattern.fullmatch(s + c)]
+    return frozenset(starts)
+
+
+# Cheap dispatch on a line's first characters before any regex: most lines are blank, rows affected or time values,
+# and two characters tell headers such as `Tiempo ...` from table lines (`Tabla ...`).
+_PREFIX_STARTS = _ascii_starts(("-", "v"), 1)
+_IO_STARTS = _ascii_starts(_TABLE_WORDS, 2)
+_HEADER_STARTS = _ascii_starts(_HEADERS, 2)
 _DETECT_CHARS = 1 << 19
 # Detection finds candidate lines by a lower-case literal every phrase contains (str.find is fast), then matches
 # the line: a MULTILINE `^` pattern makes Python's re attempt a match at every character of a large foreign file.
@@ -506,6 +549,13 @@ _DETECT_IO = re.compile(
 _DETECT_HEADER = re.compile(_DETECT_LEAD + r"(?:" + _alternation(list(_HEADERS)) + r")[ \t]*:?", re.IGNORECASE)
 _IO_ANCHORS = ("tab", "テーブル")  # Table, Tabla, Tabella, Tabelle, Tabela; Japanese
 _HEADER_ANCHORS = ("sql",)  # every header names SQL Server
+
+# The table-line records are built positionally (half the cost of keywords): the columns in QueryIoRecord's order.
+_COLUMNS = FIELDS_2019 + FIELDS_SEGMENT
+if tuple(f.name for f in fields(QueryIoRecord))[:19] != (
+    ("statement_index", "source_line", "table_name") + _COLUMNS + ("tool", "tool_version", "language")
+):
+    raise ImportError("QueryIoRecord's fields changed: update sqlstats._COLUMNS and _io_record")
 
 
 def _line_matches(pattern: re.Pattern[str], head: str, low: str, anchors: tuple[str, ...]) -> Iterator[re.Match[str]]:
@@ -540,7 +590,7 @@ def detect(text: str) -> float:
     for m in _line_matches(_DETECT_IO, head, low, _IO_ANCHORS):
         line = _line_at(head, m.start())
         try:
-            rec = _io_line(line, 1, None)
+            rec = _io_record(line, 1, None, -1, None)
         except ParseError:
             damaged += 1
             continue
@@ -573,57 +623,113 @@ def _strip_prefix(line: str) -> str:
     return line[m.end() :] if m else line
 
 
-@dataclass(slots=True)
-class _Break:
-    """A non-blank line that is neither a table line nor a time block: rows affected, a message, a note."""
-
-    line: int
-
-
 def parse(text: str) -> list[Record]:
-    events = _scan(text)
-    if not any(not isinstance(e, _Break) for e in events):
+    records = _scan(text)
+    if not records:
         raise ParseError(
             "no SET STATISTICS IO or TIME output found: no `Table '...'. Scan count ...` line and no "
             "`SQL Server Execution Times` block in a known language (" + ", ".join(VOCABULARIES) + ")",
             _first_content_line(text),
         )
-    return _number(events)
+    return records
 
 
-def _scan(text: str) -> list[Record | _Break]:
-    events: list[Record | _Break] = []
+def _scan(text: str) -> list[Record]:
+    """The records in file order, numbered into statements as they are read (rules in the module docstring).
+
+    Records are made with the number of the statement being read; only a statement that no Execution Times block
+    ends (cut by a compile block or the end of the file) is renumbered, by `_split_statements`."""
+    out: list[Record] = []
+    index = 0  # the number of the statement being read: out[start:]
+    start = 0
+    breaks: list[int] = []  # positions in `out` before which a line other than a record came, in this statement
     pending: tuple[int, str, str] | None = None  # a time header waiting for its values: (line, language, phase)
     language: str | None = None  # the last table line's, to break ties between languages sharing a table word
+    budget = _Budget()
     for number, raw in enumerate(text.split("\n"), 1):
-        line = _strip_prefix(raw).strip()
+        line = raw.strip()
         if not line:
             continue
+        first = line[0]
+        if first in _PREFIX_STARTS or first > "\x7f":
+            # `--` and `VERBOSE: ` are removed first (see _PREFIX); dashes, the usual case, without the regex.
+            line = line.lstrip("-").strip() if line.startswith("--") else _strip_prefix(raw).strip()
+            if not line:
+                continue
+        values: tuple[float, float] | None = None
         if pending is not None:
             header_line, code, phase = pending
             pending = None
+            # None: the header's values never came (cut off); the header is skipped, this line read on its own.
             values = _time_values(line, number)
-            if values is not None:
-                events.append(_time_record(header_line, code, phase, values))
+        if values is None:
+            if len(line) <= _MAX_LINE:
+                start2 = line[:2]
+                ascii2 = start2.isascii()
+                if start2 in _IO_STARTS or not ascii2:
+                    io = _io_record(line, number, language, index, budget)
+                    if io is not None:
+                        language = io.language
+                        out.append(io)
+                        continue
+                if start2 in _HEADER_STARTS or not ascii2:
+                    header = _header(line)
+                    if header is not None:
+                        header_line = number
+                        code, phase, rest = header
+                        values = _time_values(rest, number) if rest else None
+                        if values is None:
+                            pending = (number, code, phase)
+                            continue
+            if values is None:
+                if not breaks or breaks[-1] != len(out):
+                    breaks.append(len(out))
                 continue
-            # The header's values never came (cut off): the header is skipped, this line read on its own.
-        io = _io_line(line, number, language)
-        if io is not None:
-            language = io.language
-            events.append(io)
-            continue
-        header = _HEADER.match(line) if len(line) <= _MAX_LINE else None
-        if header is not None:
-            code, phase = _HEADER_BY_TEXT[_norm(header["header"])]
-            rest = header["rest"].strip()
-            values = _time_values(rest, number) if rest else None
-            if values is not None:
-                events.append(_time_record(number, code, phase, values))
-            else:
-                pending = (number, code, phase)
-            continue
-        events.append(_Break(number))
-    return events
+        if phase == "compile" and len(out) > start:
+            # Compiling after reads: the statement read so far ended without Execution Times.
+            index = _split_statements(out, start, breaks, index)
+            start, breaks = len(out), []
+        out.append(QueryTimeRecord(index, header_line, phase, values[0], values[1], TOOL, None, code))  # type: ignore[arg-type]
+        if phase == "execution":
+            index += 1
+            start, breaks = len(out), []
+    if len(out) > start:
+        _split_statements(out, start, breaks, index)
+    return out
+
+
+def _split_statements(out: list[Record], start: int, breaks: list[int], index: int) -> int:
+    """Number out[start:], a statement no Execution Times block ended, from `index`: each run of table lines
+    (with what compiled before it) is a statement. Returns the next statement's number."""
+    after_break = set(breaks)
+    seen_io = broken = False
+    for pos in range(start, len(out)):
+        broken = broken or (seen_io and pos in after_break)
+        rec = out[pos]
+        if isinstance(rec, QueryIoRecord):
+            if seen_io and broken:
+                index += 1
+                broken = False
+            seen_io = True
+        rec.statement_index = index
+    return index + 1
+
+
+# Header lines repeat verbatim through a file: (language, phase, text after the header) by line, bounded.
+_HEADERS_SEEN: dict[str, tuple[str, str, str]] = {}
+
+
+def _header(line: str) -> tuple[str, str, str] | None:
+    found = _HEADERS_SEEN.get(line)
+    if found is None:
+        m = _HEADER.match(line)
+        if m is None:
+            return None
+        found = (*_entry(m["header"], _HEADER_BY_TEXT, _HEADER_ALTERNATIVES), m["rest"].strip())
+        if len(_HEADERS_SEEN) >= 1024:
+            _HEADERS_SEEN.clear()
+        _HEADERS_SEEN[line] = found
+    return found
 
 
 def _time_values(line: str, number: int) -> tuple[float, float] | None:
@@ -637,27 +743,149 @@ def _time_values(line: str, number: int) -> tuple[float, float] | None:
     return None
 
 
-def _time_record(line: int, code: str, phase: str, values: tuple[float, float]) -> QueryTimeRecord:
-    return QueryTimeRecord(
-        statement_index=-1,
-        source_line=line,
-        phase=phase,  # type: ignore[arg-type]
-        cpu_ms=values[0],
-        elapsed_ms=values[1],
+def _table_line(line: str) -> tuple[str, int, int, int] | None:
+    """(table word, where the name starts, where it ends, where the columns start) when `line` is shaped
+    `WORD 'NAME'. COLUMNS`: the name ends at the last quote followed by `.` and more text."""
+    head = _IO_HEAD.match(line)
+    if head is None:
+        return None
+    start = head.end()
+    quote = line[start - 1]
+    end = line.rfind(quote)
+    while end > start:  # the name is not empty
+        after = _NAME_END.match(line, end + 1)
+        if after is not None:
+            return head["word"], start, end, after.end()
+        end = line.rfind(quote, start, end)
+    return None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Layout:
+    """A table line read before, as a pattern: its text up to the name and from the name's closing quote on, the
+    name a group, each count a group of at most 18 digits (so it fits a BIGINT; a `0` is matched apart, read as
+    the groups' default). A line that fully matches has the same words, labels and separators, and no quote after
+    its name's that `_table_line` would take as the name's end (those quotes sit where they sit in the learned
+    line, followed by the same text), so the robust reading gives the same name, language and columns."""
+
+    pattern: re.Pattern[str]
+    columns: Callable[[list[int | None]], tuple[int | None, ...]]  # the counts, then None -> _COLUMNS' values
+    version: str | None
+    language: str
+
+
+# Layouts by the previous table line's language (it breaks ties between languages sharing a table word), most
+# recently used first. Bounded: damaged input must not grow them; a line no layout matches is read the robust way.
+# Lists are replaced, never changed in place, so that parses in other threads read them safely.
+_LAYOUTS: dict[str | None, list[_Layout]] = {}
+_MAX_LAYOUTS = 8
+_MAX_QUOTES = 4
+# Shapes of table lines read once, waiting for a second line to be worth a pattern: (previous language, text before
+# the name, text from the name's closing quote to the columns, then the text between the counts).
+_SHAPES_SEEN: set[tuple[str | None, ...]] = set()
+_MAX_SHAPES = 1024
+
+
+@dataclass(slots=True)
+class _Budget:
+    """Patterns one parse may still compile: a file has a few layouts, and however many shapes damaged input
+    shows, compiling their patterns must not cost more than reading the file the robust way."""
+
+    patterns: int = 32
+
+
+def _io_record(
+    line: str, number: int, previous_language: str | None, index: int, budget: _Budget | None
+) -> QueryIoRecord | None:
+    """The record of one table line; None when the line is not one; ParseError when it is one but unreadable.
+    Its layout is learned within `budget` (None: not learned)."""
+    if len(line) > _MAX_LINE:
+        return None
+    layouts = _LAYOUTS.get(previous_language)
+    if layouts is not None:
+        for layout in layouts:
+            m = layout.pattern.fullmatch(line)
+            if m is not None:
+                if layout is not layouts[0]:
+                    _LAYOUTS[previous_language] = [layout, *(other for other in layouts if other is not layout)]
+                name_and_counts = m.groups(0)  # a count of `0` is matched apart (no group): int(0) is quicker
+                counts: list[int | None] = list(map(int, name_and_counts[1:]))
+                counts.append(None)
+                return QueryIoRecord(
+                    index, number, name_and_counts[0], *layout.columns(counts), TOOL, layout.version, layout.language
+                )
+    found = _table_line(line)
+    if found is None:
+        return None
+    word, start, end, pos = found
+    name = line[start:end]
+    read = _read_columns(word, name, line[pos:], number, previous_language)
+    if read is None:
+        return None
+    code, columns = read
+    if PAGE_SERVER_FIELDS & columns.keys():
+        version: str | None = VERSION_2019
+    elif LOB_FIELDS & columns.keys():
+        version = VERSION_2008
+    else:
+        version = None
+    if budget is not None and budget.patterns > 0:
+        _learn(previous_language, line, found, tuple(columns), version, code, budget)
+    return QueryIoRecord(
+        statement_index=index,
+        source_line=number,
+        table_name=name,
         tool=TOOL,
+        tool_version=version,
         language=code,
+        **columns,
     )
 
 
-def _io_line(line: str, number: int, previous_language: str | None) -> QueryIoRecord | None:
-    """The record of one table line; None when the line is not one; ParseError when it is one but unreadable."""
-    if len(line) > _MAX_LINE:
-        return None
-    m = _IO_LINE.match(line)
-    if m is None:
-        return None
-    candidates = _LANGUAGES_BY_WORD[_norm(m["word"])]
-    rest = m["rest"].rstrip()
+def _learn(
+    previous_language: str | None,
+    line: str,
+    found: tuple[str, int, int, int],
+    fields_: tuple[str, ...],
+    version: str | None,
+    code: str,
+    budget: _Budget,
+) -> None:
+    """Remember the layout of a table line just read the robust way, the second time its shape comes: compiling
+    a pattern costs more than reading a line, and a file of ever-different lines must not pay that per line."""
+    _, start, end, pos = found
+    after_name = line[end:pos]
+    if line.count(line[start - 1], end) > _MAX_QUOTES:
+        # Each quote after the name's is a place where matching the pattern's name group may retry the rest.
+        return
+    parts = _DIGIT_RUN.split(line[pos:])
+    if len(parts) // 2 != len(fields_):  # each column is one run of digits; anything else is not learned
+        return
+    shape = (previous_language, line[:start], after_name, *parts[0::2])
+    if shape not in _SHAPES_SEEN:
+        if len(_SHAPES_SEEN) >= _MAX_SHAPES:
+            _SHAPES_SEEN.clear()
+        _SHAPES_SEEN.add(shape)
+        return
+    _SHAPES_SEEN.discard(shape)
+    body = r"(?:0|(\d{1,18}))".join(re.escape(s) for s in parts[0::2])
+    pattern = re.compile(re.escape(line[:start]) + "(.+?)" + re.escape(after_name) + body)
+    if pattern.fullmatch(line) is None:  # a count of more than 18 digits: lines like this one are read the robust way
+        return
+    missing = len(fields_)  # the None appended after the counts
+    getter = itemgetter(*(fields_.index(f) if f in fields_ else missing for f in _COLUMNS))
+    budget.patterns -= 1
+    layouts = _LAYOUTS.get(previous_language, [])
+    _LAYOUTS[previous_language] = [_Layout(pattern, getter, version, code), *layouts[: _MAX_LAYOUTS - 1]]
+
+
+def _read_columns(
+    word: str, name: str, rest: str, number: int, previous_language: str | None
+) -> tuple[str, dict[str, int]] | None:
+    """The language and columns of a table line's text after the name, read pair by pair; None when the text is
+    not a table line's; ParseError when it is one but unreadable."""
+    candidates = _entry(word, _LANGUAGES_BY_WORD, _WORD_ALTERNATIVES)
+    rest = rest.rstrip()
     ended = rest[-1] in ".。"
     if ended:
         rest = rest[:-1].rstrip()
@@ -668,7 +896,6 @@ def _io_line(line: str, number: int, previous_language: str | None) -> QueryIoRe
     first_known = any(_LABELS[c].get(_norm(first_label)) in _FIRST_FIELDS for c in candidates)
     if not first_known and not (all(pairs) and len(pairs) in _POSITIONAL):
         return None  # a note that happens to start like a table line
-    name = m["name"]
     bad = next((p for p, pm in zip(parts, pairs, strict=True) if pm is None), None)
     if bad is not None:
         raise ParseError(f"table line for {name!r} cut off or damaged at {bad[:60]!r}", number)
@@ -688,22 +915,7 @@ def _io_line(line: str, number: int, previous_language: str | None) -> QueryIoRe
             f"({', '.join(repr(u) for u in unknown[:3]) or 'duplicates'}) fit no layout SQL Server prints",
             number,
         )
-    columns = dict(zip(fields_, values, strict=True))
-    if PAGE_SERVER_FIELDS & columns.keys():
-        version: str | None = VERSION_2019
-    elif LOB_FIELDS & columns.keys():
-        version = VERSION_2008
-    else:
-        version = None
-    return QueryIoRecord(
-        statement_index=-1,
-        source_line=number,
-        table_name=name,
-        tool=TOOL,
-        tool_version=version,
-        language=code,
-        **columns,
-    )
+    return code, dict(zip(fields_, values, strict=True))
 
 
 def _language(candidates: list[str], labels: list[str], previous: str | None) -> str:
@@ -725,54 +937,6 @@ def _fields(labels: list[str], known: dict[str, str]) -> tuple[str, ...] | None:
     if any(f is not None and f != layout[i] for i, f in enumerate(by_label)):
         return None
     return layout
-
-
-def _number(events: list[Record | _Break]) -> list[Record]:
-    """Statement numbers, by the rules in the module docstring; records stay in file order."""
-    out: list[Record] = []
-    index = 0
-
-    def close(piece: list[Record | _Break], ended_by_execution: bool) -> None:
-        nonlocal index
-        records = [e for e in piece if not isinstance(e, _Break)]
-        if not records:
-            return
-        if ended_by_execution:
-            for rec in records:
-                rec.statement_index = index
-            out.extend(records)
-            index += 1
-            return
-        # No Execution Times block: each run of table lines (with what compiled before it) is a statement.
-        seen_io = broken = False
-        for event in piece:
-            if isinstance(event, _Break):
-                broken = broken or seen_io
-                continue
-            if isinstance(event, QueryIoRecord):
-                if seen_io and broken:
-                    index += 1
-                    broken = False
-                seen_io = True
-            event.statement_index = index
-            out.append(event)
-        index += 1
-
-    piece: list[Record | _Break] = []
-    for event in events:
-        if (
-            isinstance(event, QueryTimeRecord)
-            and event.phase == "compile"
-            and any(not isinstance(e, _Break) for e in piece)
-        ):
-            close(piece, ended_by_execution=False)
-            piece = []
-        piece.append(event)
-        if isinstance(event, QueryTimeRecord) and event.phase == "execution":
-            close(piece, ended_by_execution=True)
-            piece = []
-    close(piece, ended_by_execution=False)
-    return out
 
 
 def _first_content_line(text: str) -> int:
