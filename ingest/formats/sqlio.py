@@ -60,8 +60,11 @@ Rules:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from typing import TypeVar
+from functools import lru_cache
+from itertools import accumulate
+from typing import NamedTuple, TypeVar
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
@@ -74,43 +77,97 @@ TOOL = "sqlio"
 
 # The histogram SQLIO prints when a pasted run lost its `ms:` row.
 _STANDARD_LABELS = [str(k) for k in range(24)] + ["24+"]
+_CLOSED_BOUNDS = [float(k) + 1 for k in range(24)]  # bucket k holds [k, k+1) ms
 _OPEN_BUCKET_MIN_MS = 25.0
-_PERCENTILES = {"p50": 50.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
+_PERCENTILES = (50.0, 95.0, 99.0, 99.9)
+_PERCENTILE_KEYS = ["latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_p999_ms"]
+_NO_PERCENTILES = (None, None, None, None)
 _PERCENTILE_BASIS = "upper bounds of the 1-ms histogram buckets; the 24+ bucket ends at Max_Latency + 1 ms"
 
 _NUMBER = re.compile(r"^\d{1,15}(?:\.\d{1,15})?$")
 _WHOLE = re.compile(r"[0-9]{1,9}")
-_VERSION = re.compile(r"^sqlio v(\d\S*)", re.IGNORECASE)
 # An echoed command: `C:\SQLIO>sqlio -kR ...`, `D:\sqlIO -kW ...`, `& "C:\...\sqlio.exe" -kR ...`.
 _COMMAND = re.compile(r"""(?:^|[\s>\\/"'&])(sqlio(?:\.exe)?["']?\s+-.*)$""", re.IGNORECASE)
+_TOKEN = re.compile(r'"[^"]*"|\S+')  # a command's words, a quoted one whole
 
-_COUNTER = re.compile(r"^using (.+?) for latency timings(?:,\s*(\d+) counts per second)?", re.IGNORECASE)
-_PARAM_FILE = re.compile(r"^parameter file used:\s*(.+)$", re.IGNORECASE)
-_FILE_MASK = re.compile(r"^file (.+?) with (\d{1,9}) threads? \([^)]{0,40}\) using mask (.+)$", re.IGNORECASE)
-_THREADS = re.compile(
-    r"^(\d{1,9}) threads? (reading|writing) for (\d{1,9}) secs? (?:from|to) file (.+)$", re.IGNORECASE
+# The line reader: every line SQLIO prints that the parser reads, as one pattern matched at the start of a
+# stripped line. The alternatives are tried in this order and the outer group's name (`lastgroup`) says which
+# one matched: description lines first, then result lines; a line matching none is junk (or an echoed command).
+_LINE = re.compile(
+    r"(?P<version>(?i:sqlio v)(?P<version_id>\d\S*))"
+    r"|(?P<threads>(?i:(?P<threads_n>\d{1,9}) threads? (?P<threads_op>reading|writing)"
+    r" for (?P<threads_secs>\d{1,9}) secs? (?:from|to) file (?P<threads_target>.+)$))"
+    r"|(?P<io_size>(?i:using (?P<io_kb>\d{1,9})\s*KB (?P<io_pattern>random|sequential) IOs?\b))"
+    r"|(?P<outstanding>(?i:enabling multiple I/Os per thread with (?P<outstanding_n>\d{1,9}) outstanding))"
+    r"|(?P<file_mask>(?i:file (?P<mask_target>.+?) with (?P<mask_threads>\d{1,9}) threads? \([^)]{0,40}\)"
+    r" using mask (?P<mask>.+)$))"
+    r"|(?P<parameter_file>(?i:parameter file used:\s*(?P<parameter_file_v>.+)$))"
+    r"|(?P<buffering>(?i:buffering set to (?P<buffering_v>.+)$))"
+    r"|(?P<file_bytes_before_expanding>(?i:current file size:\s*(?P<file_bytes_before_expanding_v>\d{1,20}) bytes))"
+    r"|(?P<file_bytes_expanded_by>(?i:need to expand by:\s*(?P<file_bytes_expanded_by_v>\d{1,20}) bytes))"
+    r"|(?P<counter>(?i:using (?P<counter_v>.+?) for latency timings(?:,\s*(?P<counter_cps>\d+) counts per second)?))"
+    r"|(?P<size>(?i:using (?P<size_source>specified|current) size:\s*(?P<size_v>\d{1,15}\s*[A-Za-z]{1,4}) for file:))"
+    r"|(?P<other>(?i:initialization done|size of file .+ needs to be:|expanding .+ done))"
+    r"|(?P<cumulative>(?i:CUMULATIVE DATA:))"
+    r"|(?P<iops>(?i:IOs/sec:))"
+    r"|(?P<mbs>(?i:MBs/sec:))"
+    r"|(?P<latency>(?i:(?P<latency_kind>Min|Avg|Max)_Latency\(ms\):))"
+    r"|(?P<labels>ms:\s*0\s)"
+    r"|(?P<shares>%:\s*\d)"
 )
-_IO_SIZE = re.compile(r"^using (\d{1,9})\s*KB (random|sequential) IOs?\b", re.IGNORECASE)
-_OUTSTANDING = re.compile(r"^enabling multiple I/Os per thread with (\d{1,9}) outstanding", re.IGNORECASE)
-_BUFFERING = re.compile(r"^buffering set to (.+)$", re.IGNORECASE)
-_SIZE = re.compile(r"^using (specified|current) size:\s*(\d{1,15}\s*[A-Za-z]{1,4}) for file:", re.IGNORECASE)
-_EXPAND = re.compile(r"^need to expand by:\s*(\d{1,20}) bytes", re.IGNORECASE)
-_SIZE_BEFORE = re.compile(r"^current file size:\s*(\d{1,20}) bytes", re.IGNORECASE)
-_OTHER_DESCRIPTION = re.compile(
-    r"^(?:initialization done|size of file .+ needs to be:|expanding .+ done)", re.IGNORECASE
+_METADATA_LINES = ("parameter_file", "buffering", "file_bytes_before_expanding", "file_bytes_expanded_by")
+
+# The fast path: a run as SQLIO 1.5.SG prints it (`-kR|W -tN -sN [-oN] -fX -bN [-BX] -LS`; a batch log is one
+# after another, each after its echoed command) is read without the line reader, by _PROMPT, _HEAD and _RESULTS.
+# Each line they accept is one `_LINE` reads the same way (plain ASCII, the numbers `_NUMBER` accepts, no
+# whitespace around the text fields), so both make the same record; any other layout (parameter files, pasted
+# fragments, other spacing or case, bad numbers) is left to the line reader. A run's version and description
+# lines (_HEAD) and its `%:` row recur throughout a batch log and across logs: each distinct text is read once.
+_NUM = r"[0-9]{1,15}(?:\.[0-9]{1,15}|)"  # as _NUMBER; written with `|`, which re matches faster than `?`
+_TEXT = r"[!-~](?:[ -~]*[!-~])?"
+_EOL = r"[ \t]*\n"
+# The echoed command (`C:\SQLIO>sqlio -kR ...`): _COMMAND finds it after the `>` (the path holds no space).
+_PROMPT = re.compile(r"[ \t]*[A-Za-z]:\\[^\s>\"'&]*>(?P<command>sqlio -(?:[ -~]*[!-~])?)" + _EOL)
+_HEAD = re.compile(
+    rf"[ \t]*sqlio v(?P<version>[0-9][!-~]*){_EOL}"
+    rf"(?:[ \t]*using (?P<timer>[a-z]+(?: [a-z]+)*?) for latency timings"
+    rf"(?:, (?P<timer_cps>[0-9]+) counts per second)?{_EOL})?"
+    rf"[ \t]*(?P<threads>[0-9]{{1,9}}) threads? (?P<operation>reading|writing) for (?P<secs>[0-9]{{1,9}}) secs?"
+    rf" (?:from|to) file (?P<target>{_TEXT}){_EOL}"
+    rf"[ \t]*using (?P<kb>[0-9]{{1,9}})KB (?P<pattern>random|sequential) IOs{_EOL}"
+    rf"(?:[ \t]*enabling multiple I/Os per thread with (?P<outstanding>[0-9]{{1,9}}) outstanding{_EOL})?"
+    rf"(?:[ \t]*buffering set to (?P<buffering>{_TEXT}){_EOL})?"
+    rf"(?:[ \t]*using (?P<size_source>current|specified) size: (?P<size>[0-9]{{1,15}} ?[A-Za-z]{{1,4}})"
+    rf" for file:(?P<size_rest>[^\n]*)\n)?"
+    rf"(?:[ \t]*initialization done{_EOL})?"
 )
+_MAX_HEAD = 2048  # characters from `sqlio v` to `CUMULATIVE DATA:` that _HEAD reads
+_MAX_INDENT = 16  # characters before `sqlio v` on its line that _HEAD reads
+_TIMER_PHRASE = re.compile(" for latency timings", re.IGNORECASE)
+# SQLIO does not indent its results (and the line reader reads indented ones).
+_RESULTS = re.compile(
+    rf"CUMULATIVE DATA:{_EOL}"
+    rf"throughput metrics:{_EOL}"
+    rf"IOs/sec:[ \t]*(?P<iops>{_NUM}){_EOL}"
+    rf"MBs/sec:[ \t]*(?P<mbs>{_NUM}){_EOL}"
+    rf"latency metrics:{_EOL}"
+    rf"Min_Latency\(ms\):[ \t]*(?P<min>{_NUM}){_EOL}"
+    rf"Avg_Latency\(ms\):[ \t]*(?P<avg>{_NUM}){_EOL}"
+    rf"Max_Latency\(ms\):[ \t]*(?P<max>{_NUM}){_EOL}"
+    rf"histogram:{_EOL}"
+    r"(?P<labels>[^\n]*)\n"
+    r"(?P<shares>%:[^\n]*)(?:\n|\Z)"
+)
+_CUMULATIVE_TO_SHARES = 10  # lines from `CUMULATIVE DATA:` to the `%:` row in _RESULTS
+_LABELS_ROW = "ms: 0" + "".join(f" {k:2d}" for k in range(1, 24)) + " 24+"  # as SQLIO prints it
+# 25 shares, written out: re matches this faster than a repeated group.
+_SHARES_ROW = re.compile(r"%:[ \t]*(?P<shares>" + _NUM + (r"[ \t]+" + _NUM) * 24 + r")[ \t]*")
+_MAX_SHARES_ROW = 25 * 32  # characters of a `%:` row that _SHARES_ROW reads
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
 _DETECT_VERSION = re.compile(r"[ \t]*sqlio v\d", re.IGNORECASE)
 _DETECT_THREADS = re.compile(r"[ \t]*\d+ threads? (?:reading|writing) for \d+ secs?")
 _DETECT_USING = re.compile(r"[ \t]*using \d+KB (?:random|sequential) IOs")
-
-_CUMULATIVE = re.compile(r"^CUMULATIVE DATA:", re.IGNORECASE)
-_IOPS = re.compile(r"^IOs/sec:\s*(.*)$", re.IGNORECASE)
-_MBS = re.compile(r"^MBs/sec:\s*(.*)$", re.IGNORECASE)
-_LATENCY = re.compile(r"^(Min|Avg|Max)_Latency\(ms\):\s*(.*)$", re.IGNORECASE)
-_HIST_LABELS = re.compile(r"^ms:\s*0\s")
-_HIST_SHARES = re.compile(r"^%:\s*\d")
 
 
 def detect(text: str) -> float:
@@ -135,57 +192,85 @@ def _starts(pattern: re.Pattern[str], head: str, literal: str) -> bool:
 
 @dataclass(slots=True)
 class _Command:
+    """An echoed command line, read once per distinct text (a batch log repeats its commands): never changed."""
+
     text: str
     options: dict[str, str] = field(default_factory=dict)
     target: str | None = None
+    integers: dict[str, int] = field(default_factory=dict)  # options whose value is a whole number
+    operation: str | None = None
+    pattern: str | None = None
+    # What the command says of what _conflicts compares, in its order (-o at least 1); None where it says nothing.
+    says: tuple[int | str | None, ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> _Command:
         cmd = cls(text=text)
-        for token in re.findall(r'"[^"]*"|\S+', text)[1:]:
+        # Without quotes, _TOKEN's tokens are split()'s (re's \s is str.isspace()).
+        for token in (_TOKEN.findall(text) if '"' in text else text.split())[1:]:
             if token.startswith("-") and len(token) > 1:
                 cmd.options.setdefault(token[1], token[2:].strip('"'))
             elif not token.startswith(("<", ">", "|")):
                 cmd.target = token.strip('"')
+        # As _WHOLE.fullmatch: 1 to 9 ASCII digits.
+        cmd.integers = {k: int(v) for k, v in cmd.options.items() if v.isascii() and v.isdigit() and len(v) <= 9}
+        cmd.operation = {"R": "read", "W": "write"}.get(cmd.options.get("k", "")[:1].upper())
+        pattern = cmd.options.get("f", "").lower()
+        cmd.pattern = pattern if pattern in ("random", "sequential") else None
+        number = cmd.integers.get
+        o = number("o")
+        cmd.says = (number("t"), number("s"), number("b"), cmd.operation, cmd.pattern, None if o is None else max(1, o))
         return cmd
 
     def integer(self, flag: str) -> int | None:
-        value = self.options.get(flag, "")
-        return int(value) if _WHOLE.fullmatch(value) else None
-
-    @property
-    def operation(self) -> str | None:
-        kind = self.options.get("k", "")[:1].upper()
-        return {"R": "read", "W": "write"}.get(kind)
-
-    @property
-    def pattern(self) -> str | None:
-        value = self.options.get("f", "").lower()
-        return value if value in ("random", "sequential") else None
+        return self.integers.get(flag)
 
 
-@dataclass(slots=True)
+_cached_command = lru_cache(maxsize=4096)(_Command.parse)
+
+
+def _command(text: str) -> _Command:
+    """The echoed command, read once per distinct text (a batch log repeats its commands; long lines are not kept)."""
+    return _cached_command(text) if len(text) <= 1024 else _Command.parse(text)
+
+
+# SQLIO's own histogram without its open bucket, and the buckets of its percentiles (see _histogram).
+_StandardHistogram = tuple[tuple[tuple[float, float], ...], tuple[int, ...] | None]
+# A `%:` row's shares and their _StandardHistogram.
+_ShareRow = tuple[tuple[float, ...], _StandardHistogram]
+
+
 class _Run:
-    start_line: int
-    version: str | None = None
-    command: _Command | None = None
-    operation: str | None = None
-    pattern: str | None = None
-    threads: int | None = None
-    file_threads: list[int] = field(default_factory=list)
-    duration_s: float | None = None
-    block_size_bytes: int | None = None
-    queue_depth: int | None = None
-    targets: list[str] = field(default_factory=list)
-    metadata: dict[str, str] = field(default_factory=dict)
-    described: bool = False
-    result_line: int | None = None
-    iops: float | None = None
-    mbs: float | None = None
-    latency: dict[str, float] = field(default_factory=dict)
-    labels: list[str] | None = None
-    shares: list[float] | None = None
-    shares_line: int = 0
+    """One run as read so far: its description, its results and where they are."""
+
+    __slots__ = (
+        "start_line", "command", "version", "operation", "pattern", "threads", "file_threads", "duration_s",
+        "block_size_bytes", "queue_depth", "targets", "metadata", "described", "result_line", "iops", "mbs",
+        "latency", "labels", "shares", "shares_line", "standard_histogram",
+    )  # fmt: skip
+
+    def __init__(self, start_line: int, command: _Command | None) -> None:
+        self.start_line = start_line
+        self.command = command
+        self.version: str | None = None
+        self.operation: str | None = None
+        self.pattern: str | None = None
+        self.threads: int | None = None
+        self.file_threads: list[int] = []
+        self.duration_s: float | None = None
+        self.block_size_bytes: int | None = None
+        self.queue_depth: int | None = None
+        self.targets: list[str] = []
+        self.metadata: dict[str, str] = {}
+        self.described = False
+        self.result_line: int | None = None
+        self.iops: float | None = None
+        self.mbs: float | None = None
+        self.latency: dict[str, float] = {}
+        self.labels: list[str] | None = None
+        self.shares: tuple[float, ...] | None = None
+        self.shares_line = 0
+        self.standard_histogram: _StandardHistogram | None = None  # made by _share_row with the shares
 
     @property
     def has_results(self) -> bool:
@@ -193,110 +278,255 @@ class _Run:
 
 
 def parse(text: str) -> list[IoRecord]:
-    records: list[IoRecord] = []
-    run: _Run | None = None
-    pending: _Command | None = None
-    first_unfinished: _Run | None = None
+    reader = _Reader()
+    reader.read(text)
+    if not reader.records:
+        if reader.first_unfinished is not None:
+            raise ParseError(
+                "SQLIO run has no results: the output ends before 'CUMULATIVE DATA' (cut short or aborted)",
+                reader.first_unfinished.start_line,
+            )
+        raise ParseError("no SQLIO result found (no 'IOs/sec:' or 'MBs/sec:' line of a sqlio run)", _first_line(text))
+    return reader.records
 
-    def close() -> None:
-        nonlocal first_unfinished
+
+class _Reader:
+    """The state between lines: the records so far, the current run, the echoed command waiting for the next run."""
+
+    __slots__ = ("records", "run", "pending", "first_unfinished")
+
+    def __init__(self) -> None:
+        self.records: list[IoRecord] = []
+        self.run: _Run | None = None
+        self.pending: _Command | None = None
+        self.first_unfinished: _Run | None = None
+
+    def read(self, text: str) -> None:
+        """Read the runs in SQLIO's own layout by the fast path, the text around them (notes, prompts, runs in other
+        layouts) by the line reader, in the same state."""
+        pos = 0  # start of the text not read yet, always a line start
+        lineno = 1  # its line number
+        found = text.find("sqlio v")
+        cumulative = -1  # the next `CUMULATIVE DATA:` line after `found`, looked for once per such line
+        while found >= 0:
+            if cumulative < found and (cumulative := text.find("\nCUMULATIVE DATA:", found) + 1) == 0:
+                break
+            if cumulative - found <= _MAX_HEAD and (block := _block_at(text, pos, found, cumulative)) is not None:
+                start, end, command, head, results, shares = block
+                gap = text[pos:start]
+                lineno = self.lines(gap, lineno) if gap.strip() else lineno + gap.count("\n")
+                lineno = self.block(lineno, command, head, results, shares)
+                pos = end
+                found = text.find("sqlio v", pos)
+            else:
+                # A run the fast path reads starts its line with `sqlio v`: look on the next line.
+                newline = text.find("\n", found)
+                found = -1 if newline < 0 else text.find("sqlio v", newline)
+        self.lines(text[pos:], lineno)
+        self.close()
+
+    def close(self) -> None:
+        run = self.run
         if run is None:
             return
         if run.has_results:
-            records.append(_record(run, len(records)))
-        elif first_unfinished is None and (run.described or run.version):
-            first_unfinished = run
+            self.records.append(_record(run, len(self.records)))
+        elif self.first_unfinished is None and (run.described or run.version):
+            self.first_unfinished = run
+        self.run = None
 
-    def start(line: int) -> _Run:
-        nonlocal pending
-        close()
-        new = _Run(start_line=line, command=pending)
-        pending = None
-        return new
+    def start(self, line: int) -> _Run:
+        self.close()
+        run = self.run = _Run(line, self.pending)
+        self.pending = None
+        return run
 
-    for lineno, raw in enumerate(text.split("\n"), 1):
-        line = raw.strip()
-        if not line:
-            continue
-        if m := _VERSION.match(line):
-            run = start(lineno)
-            run.version = m.group(1)
-            continue
-        if _description(line, None):
-            if run is None or run.has_results:
-                run = start(lineno)
-            _description(line, run)
-            continue
-        if (kind := _result_kind(line)) is not None:
-            if run is None or _repeats(run, kind):
-                run = start(lineno)
-            _result(line, kind, lineno, run)
-            continue
-        if m := _COMMAND.search(line):
-            pending = _Command.parse(m.group(1).rstrip())
-    close()
+    def lines(self, text: str, lineno: int) -> int:
+        """Read `text` (whole lines, the first on line `lineno`); return the number of its last line."""
+        for lineno, raw in enumerate(text.split("\n"), lineno):  # noqa: B020 - the last one is returned
+            line = raw.strip()
+            if not line:
+                continue
+            m = _LINE.match(line)
+            if m is None:
+                # Each spelling _COMMAND accepts holds "ql" once lower-cased (only q/Q and l/L match there).
+                if "ql" in line.lower() and (command := _COMMAND.search(line)):
+                    self.pending = _command(command.group(1).rstrip())
+                continue
+            kind = m.lastgroup
+            run = self.run
+            if kind == "version":
+                self.start(lineno).version = m.group("version_id")
+            elif kind in _DESCRIPTIONS:
+                # A description after the results belongs to the next run.
+                if run is None or run.has_results:
+                    run = self.start(lineno)
+                _describe(m, kind, run)
+            else:
+                if kind == "latency":
+                    kind = m.group("latency_kind").lower()
+                # A result the run already has is the next run's, pasted without its description.
+                if run is None or _repeats(run, kind):
+                    run = self.start(lineno)
+                _result(line, kind, lineno, run)
+        return lineno
 
-    if not records:
-        if first_unfinished is not None:
-            raise ParseError(
-                "SQLIO run has no results: the output ends before 'CUMULATIVE DATA' (cut short or aborted)",
-                first_unfinished.start_line,
-            )
-        raise ParseError("no SQLIO result found (no 'IOs/sec:' or 'MBs/sec:' line of a sqlio run)", _first_line(text))
-    return records
+    def block(self, lineno: int, command: str | None, head: _Head, results: re.Match[str], shares: _ShareRow) -> int:
+        """Record a run the fast path read (see _block_at) from line `lineno` as the line reader would; return the
+        number of the line after it."""
+        if command is not None:
+            self.pending = _command(command)
+            lineno += 1
+        run = self.start(lineno)
+        run.version = head.version
+        run.metadata.update(head.metadata)
+        run.described = True
+        run.threads = head.threads
+        run.operation = head.operation
+        run.duration_s = head.duration_s
+        run.targets.append(head.target)
+        run.block_size_bytes = head.block_size_bytes
+        run.pattern = head.pattern
+        run.queue_depth = head.queue_depth
+        run.result_line = cumulative_line = lineno + head.lines
+        iops, mbs, min_ms, avg_ms, max_ms = results.group("iops", "mbs", "min", "avg", "max")
+        run.iops = float(iops)
+        run.mbs = float(mbs)
+        latency = run.latency
+        latency["min"] = float(min_ms)
+        latency["avg"] = float(avg_ms)
+        latency["max"] = float(max_ms)
+        run.labels = _STANDARD_LABELS
+        run.shares, run.standard_histogram = shares
+        run.shares_line = cumulative_line + _CUMULATIVE_TO_SHARES
+        self.close()
+        return run.shares_line + 1
 
 
-def _description(line: str, run: _Run | None) -> bool:
-    """Whether `line` describes a run (before its results); with a run, record what it says."""
-    if m := _THREADS.match(line):
-        if run is not None:
-            run.described = True
-            if run.threads is None:
-                run.threads = int(m.group(1))
-                run.operation = "read" if m.group(2).lower() == "reading" else "write"
-                run.duration_s = float(m.group(3))
-            _add_target(run, m.group(4))
-        return True
-    if m := _IO_SIZE.match(line):
-        if run is not None:
-            run.described = True
-            if run.block_size_bytes is None:
-                run.block_size_bytes = int(m.group(1)) * 1024
-                run.pattern = m.group(2).lower()
-        return True
-    if m := _OUTSTANDING.match(line):
-        if run is not None:
-            run.described = True
-            run.queue_depth = int(m.group(1))
-        return True
-    if m := _FILE_MASK.match(line):
-        if run is not None:
-            run.file_threads.append(int(m.group(2)))
-            _add_target(run, m.group(1))
-            run.metadata.setdefault("affinity_mask", m.group(3).strip())
-        return True
-    for pattern, key in (
-        (_PARAM_FILE, "parameter_file"),
-        (_BUFFERING, "buffering"),
-        (_SIZE_BEFORE, "file_bytes_before_expanding"),
-        (_EXPAND, "file_bytes_expanded_by"),
-    ):
-        if m := pattern.match(line):
-            if run is not None:
-                run.metadata.setdefault(key, m.group(1).strip())
-            return True
-    if m := _COUNTER.match(line):
-        if run is not None:
-            run.metadata.setdefault("latency_timer", m.group(1))
-            if m.group(2):
-                run.metadata.setdefault("latency_timer_counts_per_second", m.group(2))
-        return True
-    if m := _SIZE.match(line):
-        if run is not None:
-            run.metadata.setdefault("file_size", m.group(2))
-            run.metadata.setdefault("file_size_source", m.group(1).lower())
-        return True
-    return bool(_OTHER_DESCRIPTION.match(line))
+class _Head(NamedTuple):
+    """A run's version and description lines, as _HEAD reads them."""
+
+    version: str
+    metadata: tuple[tuple[str, str], ...]  # in the order of the lines, as the line reader fills it
+    threads: int
+    operation: str
+    duration_s: float
+    target: str
+    block_size_bytes: int
+    pattern: str
+    queue_depth: int | None
+    lines: int
+
+
+def _block_at(
+    text: str, pos: int, found: int, cumulative: int
+) -> tuple[int, int, str | None, _Head, re.Match[str], _ShareRow] | None:
+    """The run whose `sqlio v` is at `found` and `CUMULATIVE DATA:` at `cumulative`, when the fast path reads it:
+    where it starts (at its echoed command, else its version line) and ends, the command, its _head, its _RESULTS
+    and its `%:` row's _share_row. The text before `pos` is read."""
+    # Only a little indentation is looked back over, so that a long line holding `sqlio v` is not scanned back
+    # again for each.
+    newline = text.rfind("\n", max(pos, found - _MAX_INDENT), found)
+    if newline < 0 and found - _MAX_INDENT > pos:
+        return None
+    start = pos if newline < 0 else newline + 1
+    if (head := _head(text[start:cumulative])) is None:
+        return None
+    results = _RESULTS.match(text, cumulative)
+    if results is None or len(row := results["shares"]) > _MAX_SHARES_ROW or (shares := _share_row(row)) is None:
+        return None
+    if (labels := results["labels"]) != _LABELS_ROW and labels.rstrip(" \t") != _LABELS_ROW:
+        return None
+    command = None
+    if start > pos:
+        newline = text.rfind("\n", pos, start - 1)
+        if prompt := _PROMPT.match(text, pos if newline < 0 else newline + 1):
+            command, start = prompt["command"], prompt.start()
+    return start, results.end(), command, head, results, shares
+
+
+@lru_cache(maxsize=2048)
+def _head(text: str) -> _Head | None:
+    """A run's version and description lines (read once per distinct text), None when _HEAD does not read them."""
+    m = _HEAD.fullmatch(text)
+    if m is None:
+        return None
+    version, timer, timer_cps, threads, operation, secs, target, kb, pattern, outstanding = m.group(
+        "version", "timer", "timer_cps", "threads", "operation", "secs", "target", "kb", "pattern", "outstanding"
+    )
+    buffering, size_source, size, size_rest = m.group("buffering", "size_source", "size", "size_rest")
+    # The line reader's timer ends at the first `for latency timings`, and it takes a file size line that holds
+    # one for the timer line.
+    if (timer and " for latency timings" in " " + timer) or (size_rest and _TIMER_PHRASE.search(size_rest)):
+        return None
+    metadata: list[tuple[str, str]] = []
+    if timer is not None:
+        metadata.append(("latency_timer", timer))
+        if timer_cps:
+            metadata.append(("latency_timer_counts_per_second", timer_cps))
+    if buffering is not None:
+        metadata.append(("buffering", buffering))
+    if size is not None:
+        metadata += [("file_size", size), ("file_size_source", size_source)]
+    return _Head(  # in the order of its fields (keywords cost more than the rest of a cache miss)
+        version,
+        tuple(metadata),
+        int(threads),
+        "read" if operation == "reading" else "write",
+        float(secs),
+        target,
+        int(kb) * 1024,
+        pattern,
+        None if outstanding is None else int(outstanding),
+        text.count("\n"),
+    )
+
+
+@lru_cache(maxsize=4096)
+def _share_row(row: str) -> _ShareRow | None:
+    """A `%:` row of 25 shares and what they make, read once per distinct row (the tuples are shared by the
+    records, never changed; _block_at passes no row longer than _MAX_SHARES_ROW); None for any other row."""
+    if (m := _SHARES_ROW.fullmatch(row)) is None:
+        return None
+    shares = tuple(map(float, m["shares"].split()))
+    return shares, _standard_histogram(shares)
+
+
+_DESCRIPTIONS = frozenset(
+    ("threads", "io_size", "outstanding", "file_mask", "counter", "size", "other", *_METADATA_LINES)
+)
+
+
+def _describe(m: re.Match[str], kind: str, run: _Run) -> None:
+    """Record what a description line (matched by _LINE as `kind`) says; the run's first such line wins."""
+    if kind == "threads":
+        run.described = True
+        if run.threads is None:
+            run.threads = int(m.group("threads_n"))
+            run.operation = "read" if m.group("threads_op").lower() == "reading" else "write"
+            run.duration_s = float(m.group("threads_secs"))
+        _add_target(run, m.group("threads_target"))
+    elif kind == "io_size":
+        run.described = True
+        if run.block_size_bytes is None:
+            run.block_size_bytes = int(m.group("io_kb")) * 1024
+            run.pattern = m.group("io_pattern").lower()
+    elif kind == "outstanding":
+        run.described = True
+        run.queue_depth = int(m.group("outstanding_n"))
+    elif kind == "file_mask":
+        run.file_threads.append(int(m.group("mask_threads")))
+        _add_target(run, m.group("mask_target"))
+        run.metadata.setdefault("affinity_mask", m.group("mask").strip())
+    elif kind in _METADATA_LINES:
+        run.metadata.setdefault(kind, m.group(kind + "_v").strip())
+    elif kind == "counter":
+        run.metadata.setdefault("latency_timer", m.group("counter_v"))
+        if m.group("counter_cps"):
+            run.metadata.setdefault("latency_timer_counts_per_second", m.group("counter_cps"))
+    elif kind == "size":
+        run.metadata.setdefault("file_size", m.group("size_v"))
+        run.metadata.setdefault("file_size_source", m.group("size_source").lower())
 
 
 def _add_target(run: _Run, target: str) -> None:
@@ -305,24 +535,8 @@ def _add_target(run: _Run, target: str) -> None:
         run.targets.append(target)
 
 
-def _result_kind(line: str) -> str | None:
-    if _CUMULATIVE.match(line):
-        return "cumulative"
-    if _IOPS.match(line):
-        return "iops"
-    if _MBS.match(line):
-        return "mbs"
-    if m := _LATENCY.match(line):
-        return m.group(1).lower()
-    if _HIST_LABELS.match(line):
-        return "labels"
-    if _HIST_SHARES.match(line):
-        return "shares"
-    return None
-
-
 def _repeats(run: _Run, kind: str) -> bool:
-    """A result line the current run already has: the next run's output, pasted without its description."""
+    """Whether the run already has this result (kind: cumulative, iops, mbs, min/avg/max, labels, shares)."""
     if kind == "cumulative":
         return run.has_results
     if kind == "iops":
@@ -344,13 +558,12 @@ def _result(line: str, kind: str, lineno: int, run: _Run) -> None:
         run.labels = line.split(":", 1)[1].split()
         return
     if kind == "shares":
-        run.shares = [_number(v, "histogram share", lineno) for v in line.split(":", 1)[1].split()]
+        run.shares = tuple(_number(v, "histogram share", lineno) for v in line.split(":", 1)[1].split())
         run.shares_line = lineno
         run.result_line = run.result_line or lineno
         return
-    value = line.split(":", 1)[1].strip()
     label = {"iops": "IOs/sec", "mbs": "MBs/sec"}.get(kind, f"{kind.capitalize()}_Latency(ms)")
-    number = _number(value, label, lineno)
+    number = _number(line.split(":", 1)[1].strip(), label, lineno)
     if kind == "iops":
         run.iops = number
     elif kind == "mbs":
@@ -369,7 +582,7 @@ def _number(value: str, label: str, lineno: int) -> float:
 def _record(run: _Run, run_index: int) -> IoRecord:
     cmd = run.command
     inferred: list[str] = []
-    metadata = dict(run.metadata)
+    metadata = run.metadata  # the run is done with: its dict becomes the record's
     fallback = _Fallback(inferred)
 
     operation = run.operation or fallback.take("operation", cmd.operation if cmd else None)
@@ -409,12 +622,12 @@ def _record(run: _Run, run_index: int) -> IoRecord:
     if fallback.used:
         metadata["from_command_line"] = ", ".join(fallback.used)
 
-    histogram = _histogram(run)
-    percentiles: dict[str, float | None] = dict.fromkeys(_PERCENTILES)
+    histogram, percentiles = _histogram(run)
     if histogram:
-        percentiles = {k: _percentile(histogram, p) for k, p in _PERCENTILES.items()}
-        inferred += [f"latency_{k}_ms" for k, v in percentiles.items() if v is not None]
+        if percentiles is not None:
+            inferred += _PERCENTILE_KEYS
         metadata["latency_percentiles"] = _PERCENTILE_BASIS
+    p50, p95, p99, p999 = percentiles or _NO_PERCENTILES
 
     return IoRecord(
         tool=TOOL,
@@ -437,10 +650,10 @@ def _record(run: _Run, run_index: int) -> IoRecord:
         latency_min=run.latency.get("min"),
         latency_avg=run.latency.get("avg"),
         latency_max=run.latency.get("max"),
-        latency_p50=percentiles["p50"],
-        latency_p95=percentiles["p95"],
-        latency_p99=percentiles["p99"],
-        latency_p999=percentiles["p999"],
+        latency_p50=p50,
+        latency_p95=p95,
+        latency_p99=p99,
+        latency_p999=p999,
         inferred=inferred,
         metadata=metadata,
         histogram=histogram,
@@ -450,6 +663,8 @@ def _record(run: _Run, run_index: int) -> IoRecord:
 
 class _Fallback:
     """Values the run does not print, taken from its echoed command line: listed in `inferred`."""
+
+    __slots__ = ("inferred", "used")
 
     def __init__(self, inferred: list[str]) -> None:
         self.inferred = inferred
@@ -471,55 +686,73 @@ def _run_threads(run: _Run) -> int | None:
 
 def _conflicts(run: _Run, cmd: _Command) -> list[str]:
     """Where the echoed command line and the run's own lines disagree (the run's lines are kept)."""
-    out: list[str] = []
-    pairs: list[tuple[str, str, object, object]] = [
-        ("threads", "-t", cmd.integer("t"), _run_threads(run)),
-        ("duration_s", "-s", cmd.integer("s"), int(run.duration_s) if run.duration_s is not None else None),
-        ("block_size_kb", "-b", cmd.integer("b"), run.block_size_bytes // 1024 if run.block_size_bytes else None),
-        ("operation", "-k", cmd.operation, run.operation),
-        ("pattern", "-f", cmd.pattern, run.pattern),
-    ]
-    if run.described:
-        o = cmd.integer("o")
-        pairs.append(("queue_depth", "-o", max(1, o) if o is not None else None, run.queue_depth or 1))
-    for key, flag, on_command, in_run in pairs:
-        if on_command is not None and in_run is not None and on_command != in_run:
-            out.append(f"{key}: command line {flag}{cmd.options.get(flag[1], '')}, run {in_run}")
-    return out
-
-
-def _histogram(run: _Run) -> list[tuple[float, float]]:
-    if run.shares is None:
+    duration, block_size = run.duration_s, run.block_size_bytes
+    in_run = (
+        _run_threads(run),
+        int(duration) if duration is not None else None,
+        block_size // 1024 if block_size else None,
+        run.operation,
+        run.pattern,
+        (run.queue_depth or 1) if run.described else None,
+    )
+    if in_run == cmd.says:  # a batch log's usual case
         return []
+    return [
+        f"{key}: command line -{flag}{cmd.options.get(flag, '')}, run {run_value}"
+        for key, flag, command_value, run_value in zip(_CONFLICT_KEYS, _CONFLICT_FLAGS, cmd.says, in_run, strict=True)
+        if command_value is not None and run_value is not None and command_value != run_value
+    ]
+
+
+# What _conflicts compares, in the order of _Command.says.
+_CONFLICT_KEYS = ("threads", "duration_s", "block_size_kb", "operation", "pattern", "queue_depth")
+_CONFLICT_FLAGS = ("t", "s", "b", "k", "f", "o")
+
+
+def _histogram(run: _Run) -> tuple[list[tuple[float, float]], tuple[float, ...] | None]:
+    """The run's histogram (empty without a `%:` row) and its p50, p95, p99, p99.9 (None: the shares add up to 0)."""
+    shares = run.shares
+    if shares is None:
+        return [], None
     labels = run.labels if run.labels is not None else _STANDARD_LABELS
-    if len(labels) != len(run.shares):
-        raise ParseError(f"SQLIO histogram has {len(run.shares)} shares for {len(labels)} buckets", run.shares_line)
+    if len(labels) != len(shares):
+        raise ParseError(f"SQLIO histogram has {len(shares)} shares for {len(labels)} buckets", run.shares_line)
     max_ms = run.latency.get("max")
-    out: list[tuple[float, float]] = []
-    for label, share in zip(labels, run.shares, strict=True):
-        low = label.rstrip("+")
-        if not _WHOLE.fullmatch(low):
-            raise ParseError(f"SQLIO histogram bucket {label[:20]!r} is not a whole number of ms", run.shares_line)
-        if label.endswith("+"):
-            # Open bucket: nothing in the run took longer than Max_Latency (truncated to whole ms).
-            bound = max(float(low) + 1, _OPEN_BUCKET_MIN_MS, (max_ms + 1) if max_ms is not None else 0.0)
-        else:
+    # Open bucket: nothing in the run took longer than Max_Latency (truncated to whole ms).
+    open_bound = max(_OPEN_BUCKET_MIN_MS, (max_ms + 1) if max_ms is not None else 0.0)
+    if labels is _STANDARD_LABELS or labels == _STANDARD_LABELS:
+        closed, picks = run.standard_histogram or _standard_histogram(shares)
+        out = list(closed)
+        out.append((open_bound, shares[-1]))
+    else:
+        out = []
+        for label, share in zip(labels, shares, strict=True):
+            low = label.rstrip("+")
+            if not _WHOLE.fullmatch(low):
+                raise ParseError(f"SQLIO histogram bucket {label[:20]!r} is not a whole number of ms", run.shares_line)
             bound = float(low) + 1
-        out.append((bound, share))
-    return out
+            out.append((max(bound, open_bound) if label.endswith("+") else bound, share))
+        picks = _percentile_buckets(shares)
+    if picks is None:
+        return out, None
+    p50, p95, p99, p999 = picks
+    return out, (out[p50][0], out[p95][0], out[p99][0], out[p999][0])
 
 
-def _percentile(histogram: list[tuple[float, float]], p: float) -> float | None:
-    total = sum(share for _, share in histogram)
+def _standard_histogram(shares: tuple[float, ...]) -> _StandardHistogram:
+    """The closed buckets (all but `24+`) of SQLIO's own 25-bucket histogram, and the buckets of its percentiles."""
+    return tuple(zip(_CLOSED_BOUNDS, shares[:-1], strict=True)), _percentile_buckets(shares)
+
+
+def _percentile_buckets(shares: tuple[float, ...]) -> tuple[int, ...] | None:
+    """For each percentile, the first bucket whose cumulative share reaches p% of the shares' sum (None: sum 0)."""
+    total = sum(shares)
     if total <= 0:
         return None
-    need = total * p / 100.0
-    acc = 0.0
-    for bound, share in histogram:
-        acc += share
-        if acc >= need - 1e-9:
-            return bound
-    return histogram[-1][0]
+    # Shares are never negative, so the running sums are sorted and bisect finds that first bucket.
+    running = list(accumulate(shares))
+    last = len(shares) - 1
+    return tuple(min(bisect_left(running, total * p / 100.0 - 1e-9), last) for p in _PERCENTILES)
 
 
 def _first_line(text: str) -> int:
