@@ -20,6 +20,8 @@ from ingest.records import ParsedFile
 from ingest.textio import decode
 
 MIN_CONFIDENCE = 0.3
+# Every detector reads at least this many characters from the head of a text: a text this short was read whole.
+WHOLE_TEXT_DETECTED = 65536
 
 
 @cache
@@ -76,12 +78,14 @@ def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:
     without a word: refuse it, pointing at where the second output starts (`--format` reads one of them).
 
     Detectors read the head of a text, so besides the whole (`others`: the formats detected in it) the other
-    output is looked for before the first record and from the last one on. No real single-tool output
+    output of a text longer than every detector's head is looked for before the first record and from the last
+    one on. No real single-tool output
     scores for a second format."""
     lines = [r.source_line or 1 for r in records]
     first, last = min(lines), max(lines)
-    parts = [text[: _offset_of_line(text, first)]] + ([text[_offset_of_line(text, last) :]] if last > 1 else [])
-    others = others | {name for part in parts if part.strip() for name, _ in detect_all(part)}
+    if len(text) > WHOLE_TEXT_DETECTED:
+        parts = [text[: _offset_of_line(text, first)]] + ([text[_offset_of_line(text, last) :]] if last > 1 else [])
+        others = others | {name for part in parts if part.strip() for name, _ in detect_all(part)}
     for other in sorted(others - {fmt}):
         try:
             other_records = registry()[other].parse(text)
@@ -125,7 +129,7 @@ def parse_bytes(data: bytes, path: str = "<input>", fmt: str | None = None) -> P
 def _looks_textual(data: bytes) -> bool:
     """UTF-16 text has NULs too; decoded, it should be mostly printable."""
     text, _ = decode(data[:4096])
-    printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
+    printable = sum(map(str.isprintable, text)) + text.count("\n") + text.count("\t")
     return bool(text) and printable > 0.9 * len(text)
 
 
