@@ -27,52 +27,52 @@
 {%- endmacro %}
 
 {#- One row per series and load: the run with the highest IOPS at that load (ties: lower mean latency, then
-    the earliest stored record), with how many runs and which tools measured that load. -#}
+    the earliest stored record), with how many runs and which tools measured that load. One GROUP BY: the best
+    run is an arg_min over that order (a window ranking every run sorted all of them). -#}
 {% macro saturation_points_at_load(io_results, load_columns) -%}
     {%- set partition = saturation_series_columns()[1:] + load_columns -%}
-    with results as (
+    {%- set kept = ['outstanding_io', 'threads', 'queue_depth', 'iops', 'throughput_bytes_per_s', 'latency_avg_ms',
+                    'latency_p99_ms', 'littles_law_ratio', 'io_result_id', 'tool', 'file_id', 'file_name',
+                    'run_index', 'source_line'] -%}
+    with loads as (
         select
-            {{ saturation_series_id() }} as series_id,
-            *
+            {{ partition | join(', ') }},
+            count(*) as runs,
+            list_sort(list_distinct(list(tool))) as tools,
+            count(*) filter (where littles_law_flag) as littles_law_flagged_runs,
+            -- ORDER BY iops DESC, latency_avg_ms NULLS LAST, file_id, record_index as a key to minimize
+            -- (NaN IOPS first, as DESC puts them)
+            arg_min(
+                { {%- for c in kept %}'{{ c }}': {{ c }}{{ ', ' if not loop.last }}{% endfor -%} },
+                {'iops_is_number': not isnan(iops), 'lower_iops': -iops, 'no_latency': latency_avg_ms is null,
+                 'latency_avg_ms': latency_avg_ms, 'file_id': file_id, 'record_index': record_index}
+            ) as best
         from {{ io_results }}
         where iops is not null and outstanding_io > 0
-    ),
-
-    ranked as (
-        select
-            *,
-            row_number() over (
-                partition by {{ partition | join(', ') }}
-                order by iops desc, latency_avg_ms asc nulls last, file_id, record_index
-            ) as rank_at_load,
-            count(*) over (partition by {{ partition | join(', ') }}) as runs_at_load,
-            list_sort(list_distinct(list(tool) over (partition by {{ partition | join(', ') }}))) as tools_at_load,
-            count(*) filter (where littles_law_flag) over (partition by {{ partition | join(', ') }})
-                as littles_law_flagged_runs_at_load
-        from results
+        group by {{ partition | join(', ') }}
     )
 
     select
-        {{ saturation_series_columns() | join(', ') }},
-        outstanding_io,
-        threads,
-        queue_depth,
-        iops,
-        throughput_bytes_per_s,
-        latency_avg_ms,
-        latency_p99_ms,
-        littles_law_ratio,
-        runs_at_load as runs,
-        tools_at_load as tools,
-        littles_law_flagged_runs_at_load as littles_law_flagged_runs,
-        io_result_id,
-        tool,
-        file_id,
-        file_name,
-        run_index,
-        source_line
-    from ranked
-    where rank_at_load = 1
+        {{ saturation_series_id() }} as series_id,
+        {{ saturation_series_columns()[1:] | join(', ') }},
+        best.outstanding_io as outstanding_io,
+        best.threads as threads,
+        best.queue_depth as queue_depth,
+        best.iops as iops,
+        best.throughput_bytes_per_s as throughput_bytes_per_s,
+        best.latency_avg_ms as latency_avg_ms,
+        best.latency_p99_ms as latency_p99_ms,
+        best.littles_law_ratio as littles_law_ratio,
+        runs,
+        tools,
+        littles_law_flagged_runs,
+        best.io_result_id as io_result_id,
+        best.tool as tool,
+        best.file_id as file_id,
+        best.file_name as file_name,
+        best.run_index as run_index,
+        best.source_line as source_line
+    from loads
 {%- endmacro %}
 
 {#- The rule over one row per series and load (`points`), grouped by `series_columns`, the load being

@@ -89,6 +89,20 @@ def _record(run: int, threads: int, queue_depth: int, iops: float, littles_law_f
     )
 
 
+def _tied_runs() -> list[IoRecord]:
+    """Four runs at load 8 with the same 500 IOPS: which one a point keeps is decided by mean latency (none
+    counts as worst), then by the order the records were stored."""
+    records = [
+        _record(0, 1, 1, 100.0),
+        _record(1, 8, 1, 500.0),  # no latency printed: kept last although stored first
+        _record(2, 2, 4, 500.0, littles_law_factor=1.5),  # 24 ms
+        _record(3, 4, 2, 500.0),  # 16 ms, the first of the two fastest: kept
+        _record(4, 1, 8, 500.0),  # 16 ms, stored after it
+    ]
+    records[1].latency_avg = records[1].latency_p99 = None
+    return records
+
+
 def _store(con, disk: str, records: list[IoRecord]) -> None:
     data = json.dumps([r.to_normalized() for r in records] + [disk]).encode()
     parsed = ParsedFile(format="fio_json", records=records)
@@ -104,6 +118,7 @@ def cases_db(tmp_path_factory) -> Path:
             _store(con, disk, [_record(i, t, qd, iops) for i, (t, qd, iops) in enumerate(runs)])
         for disk, runs in LITTLES_LAW_OFF.items():
             _store(con, disk, [_record(i, t, qd, iops, littles_law_factor=3) for i, (t, qd, iops) in enumerate(runs)])
+        _store(con, "tied runs", _tied_runs())
         usl_records = sweep(USL_DISK, "fio", operation="mixed", read_pct=70, queue_depths=(1, 2, 4, 8, 16, 32, 64, 128))
         _store(con, "usl model", usl_records)
     finally:
@@ -162,6 +177,17 @@ def test_saturation_figures_come_from_the_kept_run(cases_db: Path) -> None:
     assert not_saturated["max_iops"] == 1300.0 and not_saturated["max_iops_outstanding_io"] == 16
 
 
+def test_a_load_keeps_its_best_run(cases_db: Path) -> None:
+    rows = _rows(cases_db, "SELECT * FROM int_saturation_points WHERE disk = 'tied runs' ORDER BY outstanding_io")
+    assert [(r["outstanding_io"], r["runs"]) for r in rows] == [(1, 1), (8, 4)]
+    assert (rows[1]["threads"], rows[1]["queue_depth"], rows[1]["iops"]) == (4, 2, 500.0)
+    assert rows[1]["latency_avg_ms"] == pytest.approx(16.0)  # Little's law: 8 / 500 IOPS
+    assert rows[1]["io_result_id"].endswith(":3") and rows[1]["tools"] == ["fio"]
+    # The per-thread view keeps each of them, one per (threads, queue depth).
+    per_thread = _rows(cases_db, "SELECT count(*) AS n FROM int_saturation_thread_points WHERE disk = 'tied runs'")
+    assert per_thread == [{"n": 5}]
+
+
 def test_littles_law_flagged_runs_are_counted(cases_db: Path) -> None:
     counts = dict(
         (r["disk"], r["littles_law_flagged_runs"])
@@ -191,16 +217,18 @@ def test_per_thread_view_keeps_every_run(cases_db: Path) -> None:
 
 
 def test_tolerance_is_a_parameter_of_the_same_rule(cases_db: Path) -> None:
+    # Keyed by series: the sample disk has two (random and sequential reads).
     def at(tol: float) -> dict:
-        rows = _rows(cases_db, "SELECT disk, saturation_outstanding_io FROM saturation_points(?)", [tol])
-        return {r["disk"]: r["saturation_outstanding_io"] for r in rows}
+        rows = _rows(cases_db, "SELECT series_id, saturation_outstanding_io FROM saturation_points(?)", [tol])
+        return {r["series_id"]: r["saturation_outstanding_io"] for r in rows}
 
     # example a: 94.6, 194.53, 194.69. With ε = 0 the 0.16 IOPS still gained at 8 count; with ε = 1.5 load 1
     # qualifies (194.69 <= 2.5 x 94.6).
-    assert at(0.0)["example a"] is None
-    assert at(1.5)["example a"] == 1
+    example_a = "example a | random read 100.0% read 4096 B read"
+    assert at(0.0)[example_a] is None
+    assert at(1.5)[example_a] == 1
     assert at(0.1) == {
-        r["disk"]: r["saturation_outstanding_io"] for r in _rows(cases_db, "FROM mart_saturation_points")
+        r["series_id"]: r["saturation_outstanding_io"] for r in _rows(cases_db, "FROM mart_saturation_points")
     }
     # The mart is the macro at the project's var, column for column.
     diff = _rows(

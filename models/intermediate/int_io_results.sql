@@ -1,4 +1,6 @@
 -- Every io measurement with its file's labels and the load it was measured at.
+-- A view: fct_io_results is its one reader, and it is a table (storing a second 1M-row copy cost seconds).
+{{ config(materialized='view') }}
 with io_records as (
     select * from {{ ref('stg_io_records') }}
 ),
@@ -7,27 +9,20 @@ files as (
     select * from {{ ref('stg_files') }}
 ),
 
-joined as (
-    select
-        {{ disk_key('files.disk', 'files.host') }} as disk_key,
-        files.disk,
-        files.host,
-        io_records.*,
-        io_records.threads * io_records.queue_depth as outstanding_io,
-        files.file_name
-    from io_records
-    inner join files using (file_id)
-),
-
 -- Little's law holds for a run as a whole: its outstanding I/O is shared by every direction, so a 70/30 mix's
 -- read row alone gives 0.7. A run (file_id, run_index) is counted once: its `total` row where the tool printed
 -- one, else the sum of its read and write rows.
+runs_with_total as (
+    select distinct file_id, run_index from io_records where direction = 'total'
+),
+
 counted as (
-    select
-        *,
-        direction = 'total' or not bool_or(direction = 'total') over (partition by file_id, run_index)
-            as counts_for_run
-    from joined
+    select * from io_records where direction = 'total'
+    union all
+    select io_records.*
+    from io_records
+    anti join runs_with_total using (file_id, run_index)
+    where io_records.direction is distinct from 'total'
 ),
 
 runs as (
@@ -42,17 +37,22 @@ runs as (
         end as run_latency_avg_ms,
         -- The directions of one run share its load; rows that disagree leave the run unchecked.
         case
-            when count(outstanding_io) = count(*) and min(outstanding_io) = max(outstanding_io)
-                then min(outstanding_io)
+            when count(threads * queue_depth) = count(*)
+                and min(threads * queue_depth) = max(threads * queue_depth)
+                then min(threads * queue_depth)
         end as run_outstanding_io
     from counted
-    where counts_for_run
     group by file_id, run_index
 ),
 
 with_checks as (
     select
-        joined.*,
+        {{ disk_key('files.disk', 'files.host') }} as disk_key,
+        files.disk,
+        files.host,
+        io_records.*,
+        io_records.threads * io_records.queue_depth as outstanding_io,
+        files.file_name,
         runs.run_iops,
         runs.run_latency_avg_ms,
         -- Little's law: outstanding I/O = IOPS x mean latency. Near 1 for one steady run; far from 1
@@ -61,7 +61,8 @@ with_checks as (
             when runs.run_outstanding_io > 0 and runs.run_latency_avg_ms is not null and runs.run_iops is not null
                 then runs.run_iops * {{ ms_to_s('runs.run_latency_avg_ms') }} / runs.run_outstanding_io
         end as littles_law_ratio
-    from joined
+    from io_records
+    inner join files using (file_id)
     left join runs using (file_id, run_index)
 )
 

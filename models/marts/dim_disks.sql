@@ -4,7 +4,7 @@ with files as (
 ),
 
 io_results as (
-    select * from {{ ref('int_io_results') }}
+    select disk, host, tool from {{ ref('fct_io_results') }}
 ),
 
 per_disk as (

@@ -4,8 +4,9 @@
 -- bucket's upper bound. That is how fio derives its own percentiles from the bins, so the curve passes
 -- through the ones it prints. A record without a histogram gets the percentiles the tool printed (min as
 -- 0, max as 100), so every tool's runs can be drawn.
-with io_results as (
-    select * from {{ ref('int_io_results') }}
+-- Read twice (histogram points, printed points): scanning the table twice is cheaper than holding a copy.
+with io_results as not materialized (
+    select * from {{ ref('fct_io_results') }}
 ),
 
 histograms as (
@@ -22,30 +23,34 @@ buckets as (
         sum(bucket_value) as bucket_value
     from histograms
     group by file_id, record_index, bucket_kind, bucket_upper_ms
+    having sum(bucket_value) > 0
 ),
 
 cumulative as (
     select
         *,
-        sum(bucket_value) over (
-            partition by file_id, record_index
-            order by bucket_upper_ms
-            rows between unbounded preceding and current row
-        ) as cumulative_value,
+        sum(bucket_value) over upward as cumulative_value,
         -- Shares need not add up to 100 (SQLIO prints rounded whole percents): the curve ends at 100.
-        sum(bucket_value) over (partition by file_id, record_index) as total_value
+        sum(bucket_value) over (partition by file_id, record_index) as total_value,
+        -- Every bucket holds I/O, so the cumulative share rises with the bound: the bound's rank is the point's.
+        row_number() over upward - 1 as point_index
     from buckets
-    where bucket_value > 0
+    window upward as (
+        partition by file_id, record_index
+        order by bucket_upper_ms
+        rows between unbounded preceding and current row
+    )
 ),
 
 from_histograms as (
     select
         file_id,
         record_index,
+        point_index,
+        100.0 * cumulative_value / total_value as percentile,
+        bucket_upper_ms as latency_ms,
         'histogram' as curve_source,
         bucket_kind as histogram_kind,
-        bucket_upper_ms as latency_ms,
-        100.0 * cumulative_value / total_value as percentile,
         100.0 * bucket_value / total_value as bucket_share_pct,
         case when bucket_kind = 'count' then bucket_value end as bucket_ios,
         case when bucket_kind = 'count' then total_value end as histogram_ios
@@ -53,64 +58,45 @@ from_histograms as (
     where total_value > 0
 ),
 
+-- The printed percentiles of the records without a histogram curve, in rising order, the missing ones left out.
 printed as (
-    select file_id, record_index, 0.0 as percentile, latency_min_ms as latency_ms from io_results
-    union all
-    select file_id, record_index, 50.0, latency_p50_ms from io_results
-    union all
-    select file_id, record_index, 95.0, latency_p95_ms from io_results
-    union all
-    select file_id, record_index, 99.0, latency_p99_ms from io_results
-    union all
-    select file_id, record_index, 99.9, latency_p999_ms from io_results
-    union all
-    select file_id, record_index, 100.0, latency_max_ms from io_results
+    select
+        io_results.*,
+        list_filter(
+            [
+                {'percentile': 0.0, 'latency_ms': latency_min_ms},
+                {'percentile': 50.0, 'latency_ms': latency_p50_ms},
+                {'percentile': 95.0, 'latency_ms': latency_p95_ms},
+                {'percentile': 99.0, 'latency_ms': latency_p99_ms},
+                {'percentile': 99.9, 'latency_ms': latency_p999_ms},
+                {'percentile': 100.0, 'latency_ms': latency_max_ms}
+            ],
+            lambda point: point.latency_ms is not null
+        ) as points
+    from io_results
+    anti join (select file_id, record_index from from_histograms where point_index = 0) using (file_id, record_index)
 ),
 
 from_printed as (
     select
-        file_id,
-        record_index,
-        'printed_percentiles' as curve_source,
-        null::varchar as histogram_kind,
-        latency_ms,
-        percentile,
-        null::double as bucket_share_pct,
-        null::double as bucket_ios,
-        null::double as histogram_ios
-    from printed
-    where latency_ms is not null
-      and not exists (
-          select 1 from from_histograms as h
-          where h.file_id = printed.file_id and h.record_index = printed.record_index
-      )
-),
-
-points as (
-    select * from from_histograms
-    union all
-    select * from from_printed
-),
-
-numbered as (
-    select
         *,
-        row_number() over (partition by file_id, record_index order by percentile, latency_ms) - 1 as point_index
-    from points
+        unnest(points) as point,
+        generate_subscripts(points, 1)::bigint - 1 as point_index
+    from printed
 ),
 
 final as (
     select
-        io.file_id || ':' || io.record_index || ':' || numbered.point_index as latency_point_id,
-        io.file_id || ':' || io.record_index as io_result_id,
-        numbered.point_index,
-        numbered.percentile,
-        numbered.latency_ms,
-        numbered.curve_source,
-        numbered.histogram_kind,
-        numbered.bucket_share_pct,
-        numbered.bucket_ios,
-        numbered.histogram_ios,
+        io.io_result_id || ':' || h.point_index as latency_point_id,
+        io.io_result_id,
+        h.point_index,
+        h.percentile,
+        h.latency_ms,
+        h.curve_source,
+        h.histogram_kind,
+        h.bucket_share_pct,
+        h.bucket_ios,
+        h.histogram_ios,
         io.disk_key,
         io.disk,
         io.host,
@@ -128,8 +114,40 @@ final as (
         io.file_name,
         io.record_index,
         io.run_index
-    from numbered
+    from from_histograms as h
     inner join io_results as io using (file_id, record_index)
+
+    union all
+
+    select
+        io_result_id || ':' || point_index,
+        io_result_id,
+        point_index,
+        point.percentile,
+        point.latency_ms,
+        'printed_percentiles',
+        null::varchar,
+        null::double,
+        null::double,
+        null::double,
+        disk_key,
+        disk,
+        host,
+        tool,
+        pattern,
+        operation,
+        read_pct,
+        direction,
+        block_size_bytes,
+        threads,
+        queue_depth,
+        outstanding_io,
+        latency_avg_ms,
+        file_id,
+        file_name,
+        record_index,
+        run_index
+    from from_printed
 )
 
 select * from final

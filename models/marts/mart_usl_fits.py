@@ -6,7 +6,7 @@ from itertools import groupby
 
 import pyarrow as pa
 
-from ingest.analysis import series_fits
+from ingest.analysis import series_fits_many
 
 KEY = ("series_id", "disk_key", "pattern", "operation", "read_pct", "block_size_bytes", "direction")
 
@@ -41,12 +41,15 @@ def model(dbt, session):
         .order("series_id, outstanding_io")
         .fetchall()
     )
-    out: dict[str, list] = {f.name: [] for f in SCHEMA}
+    keys, series = [], []
     for key, group in groupby(rows, key=lambda r: r[: len(KEY)]):
         points = list(group)
-        loads = [float(p[len(KEY)]) for p in points]
-        iops = [float(p[len(KEY) + 1]) for p in points]
-        row = {**dict(zip(KEY, key, strict=True)), "points": len(points), **series_fits(loads, iops)}
+        keys.append(key)
+        series.append(([float(p[len(KEY)]) for p in points], [float(p[len(KEY) + 1]) for p in points]))
+    # All series at once: the USL fits run as one batch (ingest.analysis.fit_usl_many).
+    out: dict[str, list] = {f.name: [] for f in SCHEMA}
+    for key, (loads, _), fits in zip(keys, series, series_fits_many(series), strict=True):
+        row = {**dict(zip(KEY, key, strict=True)), "points": len(loads), **fits}
         for name, values in out.items():
             values.append(row[name])
     return pa.table(out, schema=SCHEMA)
