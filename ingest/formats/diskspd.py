@@ -99,6 +99,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
@@ -110,7 +111,7 @@ TOOL = "diskspd"
 MIB = 1024 * 1024
 
 _NUMBER = re.compile(r"^-?[0-9]{1,20}(?:\.[0-9]{1,12})?$")
-_SMALL_INT = re.compile(r"^[0-9]{1,9}$")
+_TOKEN = re.compile(r'"[^"]*"|\S+')
 _KEY_VALUE = re.compile(r"^([A-Za-z][A-Za-z0-9 _/.-]*?):\s*(.*)$")
 _RESULTS = re.compile(r"^Results for timespan\s+([0-9]{1,9}):?\s*$")
 _TIMESPAN = re.compile(r"^timespan:\s*([0-9]{1,9})\s*$")
@@ -131,6 +132,13 @@ _PCT_ANYWHERE = re.compile(r"%-ile\s*\|\s*Read \(ms\)\s*\|\s*Write \(ms\)")
 _MAX_WRAPS = 3
 _MAX_WRAP_CHARS = 512
 _TABLE_TITLES = {"Total IO": "total", "Read IO": "read", "Write IO": "write"}
+# First characters of the lines `_scan` acts on (Command Line, Input parameters, System information, Results,
+# Totals, actual test time, thread/proc/request count, the table titles, %-ile); the rest are skipped cheaply.
+_LEAD_CHARS = frozenset("CISRTatprW%")
+_CPU_META_KEYS = ("cpu.usage_pct", "cpu.user_pct", "cpu.kernel_pct", "cpu.idle_pct")
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+# Lines of the parameter sections repeat run after run: their readings are memoized, up to this length.
+_MEMO_MAX_CHARS = 200
 _START_TIME = re.compile(r"^([0-9]{4})/([0-9]{1,2})/([0-9]{1,2})\s+([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\s*UTC)?$")
 
 # %-ile table rows: label -> percentile.
@@ -151,6 +159,18 @@ PERCENTILE_LABELS: dict[str, float] = {
     "9-nines": 99.9999999,
     "max": 100.0,
 }
+# A table cell as _num reads it: a number (group 1) or N/A (None). Possessive quantifiers: what follows a run
+# of blanks or digits can never be one, so giving characters back could not make a match; this way sre never tries.
+_NUMBER_CELL = r"[ \t]*+(?:(-?[0-9]{1,20}+(?:\.[0-9]{1,12}+)?+)|N/A)[ \t]*+"
+# The same, kept as printed (the number or N/A).
+_RAW_NUMBER_CELL = r"[ \t]*+(-?[0-9]{1,20}+(?:\.[0-9]{1,12}+)?+|N/A)[ \t]*+"
+_MAX_FAST_CELLS = 16
+# A well-formed %-ile row (label, then Read, Write, Total); others take the cell-by-cell path.
+_PCT_ROW = re.compile(
+    "(" + "|".join(re.escape(label) for label in PERCENTILE_LABELS) + r")[ \t]*+\|" + r"\|".join([_NUMBER_CELL] * 3)
+)
+_TOTAL_LATENCY_KEYS = {label: f"total.latency_{label}_ms" for label in PERCENTILE_LABELS}
+_RESULTS_META_KEYS = {k: f"results.{k}" for k in ("thread_count", "proc_count", "request_count")}
 # Record latency fields and the %-ile row each one takes.
 FIELD_LABELS = {
     "latency_min": "min",
@@ -160,12 +180,19 @@ FIELD_LABELS = {
     "latency_p999": "3-nines",
     "latency_max": "max",
 }
+# The %-ile rows of latency_min, _p50, _p95, _p99, _p999, _max (the order _run_records passes them in).
+_RECORD_LATENCY_ROWS = tuple(
+    FIELD_LABELS[k] for k in ("latency_min", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "latency_max")
+)
+_OPERATION_KEYS = frozenset({"operation", "read_pct"})
+_PATTERN_KEYS = frozenset({"pattern"})
+_BLOCK_KEYS = frozenset({"block_size_bytes"})
 # DiskSpd's defaults (diskspd -?): -b64K -o2 -t1 -w0, sequential.
 DEFAULT_BLOCK = 65536
 DEFAULT_OUTSTANDING = 2
 
 
-@dataclass
+@dataclass(slots=True)
 class _Target:
     path: str | None = None
     block_size: int | None = None
@@ -177,7 +204,7 @@ class _Target:
     inferred: set[str] = field(default_factory=set)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Profile:
     """One timespan's parameters, from Input parameters or from the command line."""
 
@@ -188,24 +215,49 @@ class _Profile:
     meta: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+class _Header:
+    """A table's column header, read once per distinct header line (every run prints the same ones)."""
+
+    __slots__ = ("columns", "throughput_column", "_total_keys")
+
+    def __init__(self, line: str) -> None:
+        self.columns = tuple(c.strip() for c in line.split("|"))
+        self.throughput_column = next((c for c in self.columns if c in ("MiB/s", "MB/s")), None)
+        self._total_keys: dict[tuple[str, int], tuple[str, ...]] = {}
+
+    def total_keys(self, kind: str, ncells: int) -> tuple[str, ...]:
+        """The metadata keys of a `total:` row of `ncells` cells (its columns as total_raw has them)."""
+        keys = self._total_keys.get((kind, ncells))
+        if keys is None:
+            names = dict.fromkeys(self.columns[1 : 1 + ncells])
+            keys = self._total_keys[kind, ncells] = tuple(
+                f"{kind}.{_COLUMN_KEYS.get(col) or _slug(col)}" for col in names
+            )
+        return keys
+
+
+@dataclass(slots=True)
 class _Table:
     kind: str
     line: int
-    columns: list[str]
-    rows: list[tuple[int, dict[str, float | None], str, str]] = field(default_factory=list)
+    header: _Header
+    columns: tuple[str, ...]
+    # Thread rows: (thread id as printed, the row, path, file size as printed); the row's number cells are
+    # read only when a run with several targets sums them (_per_target).
+    rows: list[tuple[str, str, str, str]] = field(default_factory=list)
     total: dict[str, float | None] | None = None
     total_raw: dict[str, str] = field(default_factory=dict)
+    total_cells: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class _Results:
     line: int
     timespan: int | None
     explicit: bool
     actual_time: float | None = None
     counts: dict[str, int] = field(default_factory=dict)
-    cpu: dict[str, str] = field(default_factory=dict)
+    cpu: tuple[str, ...] = ()  # usage, user, kernel, idle % of the avg. row
     tables: dict[str, _Table] = field(default_factory=dict)
     # (label line or None, first line, {row label: (read, write, total)})
     percentiles: list[tuple[str | None, int, dict[str, tuple[float | None, float | None, float | None]]]] = field(
@@ -213,7 +265,7 @@ class _Results:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Invocation:
     line: int
     command_line: str | None = None
@@ -239,7 +291,9 @@ def detect(text: str) -> float:
 
 
 def parse(text: str) -> list[IoRecord]:
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
     if lines:
         lines[0] = lines[0].lstrip("\ufeff")
     invocations = _scan(lines)
@@ -274,10 +328,21 @@ def _scan(lines: list[str]) -> list[_Invocation]:
     n = len(lines)
     prev_content: str | None = None  # the last non-blank line, for %-ile table labels
     while i < n:
-        raw = lines[i]
-        s = raw.strip()
+        s = lines[i].strip()
+        if not s:
+            i += 1
+            continue
+        c = s[0]
+        if c not in _LEAD_CHARS:
+            # Most lines (CPU rows, separators, prompts, notes) start with no keyword: only a CPU `avg.` row,
+            # which the search finds anywhere in the line, can matter.
+            if res is not None and "avg." in s and (m := _CPU_AVG.search(s)):
+                res.cpu = m.groups()
+            prev_content = s
+            i += 1
+            continue
         lineno = i + 1
-        if s.startswith("Command Line:"):
+        if c == "C" and s.startswith("Command Line:"):
             inv = _Invocation(line=lineno, command_line=s[len("Command Line:") :].strip())
             inv.cmd_profile = _command_line_profile(inv.command_line)
             invocations.append(inv)
@@ -298,7 +363,7 @@ def _scan(lines: list[str]) -> list[_Invocation]:
             i = _system_section(lines, i + 1, inv)
             prev_content = s
             continue
-        elif m := _RESULTS.match(s):
+        elif c == "R" and (m := _RESULTS.match(s)):
             ts = int(m.group(1))
             if inv is None or ts in inv.timespans_seen or (inv.results and not inv.results[-1].explicit):
                 inv = _Invocation(line=lineno)
@@ -308,14 +373,14 @@ def _scan(lines: list[str]) -> list[_Invocation]:
             inv.timespans_seen.add(ts)
         elif s == "Totals:":
             res = None  # the sum over several timespans is not a run
-        elif m := _ACTUAL_TIME.match(s):
+        elif c == "a" and (m := _ACTUAL_TIME.match(s)):
             if res is None or res.actual_time is not None or res.tables:
                 inv, res = _implicit_results(invocations, inv, lineno)
             res.actual_time = float(m.group(1))
-        elif (m := _COUNT_LINE.match(s)) and res is not None:
+        elif res is not None and c in "tpr" and (m := _COUNT_LINE.match(s)):
             res.counts[m.group(1).replace(" ", "_")] = int(m.group(2))
-        elif (m := _CPU_AVG.search(s)) and res is not None:
-            res.cpu = dict(zip(("usage_pct", "user_pct", "kernel_pct", "idle_pct"), m.groups(), strict=True))
+        elif res is not None and "avg." in s and (m := _CPU_AVG.search(s)):
+            res.cpu = m.groups()
         elif s in _TABLE_TITLES and i + 1 < n and _is_io_header(lines[i + 1]):
             kind = _TABLE_TITLES[s]
             if res is None or kind in res.tables:
@@ -324,15 +389,14 @@ def _scan(lines: list[str]) -> list[_Invocation]:
             res.tables[kind] = table
             prev_content = None
             continue
-        elif _PCT_HEADER.match(s):
+        elif c == "%" and _PCT_HEADER.match(s):
             label = prev_content
             table_rows, i = _percentile_table(lines, i + 1)
             if res is not None:
                 res.percentiles.append((label, lineno, table_rows))
             prev_content = None
             continue
-        if s:
-            prev_content = s
+        prev_content = s
         i += 1
     return invocations
 
@@ -350,46 +414,84 @@ def _implicit_results(
 
 
 def _is_io_header(line: str) -> bool:
-    cells = [c.strip() for c in line.split("|")]
+    cells = _header(line).columns
     return len(cells) >= 5 and cells[0] == "thread" and cells[1] == "bytes" and cells[2] == "I/Os"
 
 
+def _header(line: str) -> _Header:
+    return _header_memo(line) if len(line) <= _MEMO_MAX_CHARS else _Header(line)
+
+
+_header_memo = lru_cache(maxsize=256)(_Header)
+
+
 def _io_table(lines: list[str], i: int, kind: str) -> tuple[_Table, int]:
-    columns = [c.strip() for c in lines[i].split("|")]
-    table = _Table(kind=kind, line=i + 1, columns=columns)  # 1-based line of the column header
+    header = _header(lines[i])
+    columns = header.columns
+    table = _Table(kind, i + 1, header, columns)  # line: 1-based, of the column header
+    rows = table.rows
+    last = len(columns) - 1  # pipes before the file cell (which may hold more)
     file_cell: str | None = None  # the last thread row's file cell, while a console wrap may continue it
     wraps = 0
+    paths: dict[str, tuple[str, str]] = {}  # every thread row repeats its target's file cell
     i += 1
-    while i < len(lines):
+    n = len(lines)
+    while i < n:
         s = lines[i].strip()
         if not s:
             break
-        if set(s) <= {"-"}:
+        c = s[0]
+        if c == "-" and s.count("-") == len(s):
             file_cell = None
             i += 1
             continue
-        if s.startswith("total:"):
-            cells = [c.strip() for c in s[len("total:") :].split("|")]
-            names = columns[1 : 1 + len(cells)]
-            table.total_raw = dict(zip(names, cells, strict=False))
-            table.total = {k: _num(v) for k, v in table.total_raw.items()}
+        if c == "t" and s.startswith("total:"):
+            _total_line(table, s)
             i += 1
             break
-        cells = [c.strip() for c in s.split("|", len(columns) - 1)]
-        if len(cells) == len(columns) and _SMALL_INT.match(cells[0]):
-            values = {name: _num(v) for name, v in zip(columns[1:-1], cells[1:-1], strict=True)}
-            file_cell, wraps = cells[-1], 0
-            table.rows.append((int(cells[0]), values, *_path_and_size(file_cell)))
-        elif file_cell is not None and "|" not in s and wraps < _MAX_WRAPS and len(s) <= _MAX_WRAP_CHARS:
+        pipes = s.count("|")
+        if pipes >= last:
+            thread = s[: s.find("|")].strip()
+            if 0 < len(thread) <= 9 and thread.isascii() and thread.isdigit():
+                file_cell = (s[s.rfind("|") + 1 :] if pipes == last else s.split("|", last)[-1]).strip()
+                wraps = 0
+                path = paths.get(file_cell)
+                if path is None:
+                    path = paths[file_cell] = _path_and_size(file_cell)
+                rows.append((thread, s, *path))
+                i += 1
+                continue
+        if file_cell is not None and pipes == 0 and wraps < _MAX_WRAPS and len(s) <= _MAX_WRAP_CHARS:
             # A console narrower than the row wrapped its file cell onto this line.
             file_cell += s
             wraps += 1
-            thread, values, _, _ = table.rows[-1]
-            table.rows[-1] = (thread, values, *_path_and_size(file_cell))
+            rows[-1] = (rows[-1][0], rows[-1][1], *_path_and_size(file_cell))
         else:
             break
         i += 1
     return table, i
+
+
+def _total_line(table: _Table, s: str) -> None:
+    """The `total:` row: its cells as printed and as numbers, under the column names."""
+    ncells = table.total_cells = s.count("|") + 1
+    names = table.columns[1 : 1 + ncells]
+    if ncells <= _MAX_FAST_CELLS and (m := _total_row(ncells).fullmatch(s)):
+        # Well-formed: each cell a number as _num reads it, or N/A.
+        raw = m.groups()
+        table.total_raw = dict(zip(names, raw, strict=False))
+        values = [None if v == "N/A" else float(v) for v in raw] if "N/A" in raw else map(float, raw)
+        table.total = dict(zip(names, values, strict=False))
+    else:
+        cells = [c.strip() for c in s[len("total:") :].split("|")]
+        table.total_raw = dict(zip(names, cells, strict=False))
+        table.total = {k: _num(v) for k, v in table.total_raw.items()}
+
+
+@lru_cache(maxsize=_MAX_FAST_CELLS)
+def _total_row(ncells: int) -> re.Pattern[str]:
+    """A well-formed `total:` row of `ncells` cells."""
+    return re.compile("total:" + r"\|".join([_RAW_NUMBER_CELL] * ncells))
 
 
 def _path_and_size(cell: str) -> tuple[str, str]:
@@ -405,9 +507,20 @@ def _percentile_table(
     lines: list[str], i: int
 ) -> tuple[dict[str, tuple[float | None, float | None, float | None]], int]:
     rows: dict[str, tuple[float | None, float | None, float | None]] = {}
-    while i < len(lines):
+    n = len(lines)
+    while i < n:
         s = lines[i].strip()
-        if s and set(s) <= {"-"}:
+        if m := _PCT_ROW.fullmatch(s):
+            # A well-formed row: its cells are numbers (what _num accepts) or N/A (None).
+            label, r, w, t = m.groups()
+            rows[label] = (
+                float(r) if r is not None else None,
+                float(w) if w is not None else None,
+                float(t) if t is not None else None,
+            )
+            i += 1
+            continue
+        if s and s[0] == "-" and s.count("-") == len(s):
             i += 1
             continue
         cells = [c.strip() for c in s.split("|")]
@@ -421,95 +534,118 @@ def _percentile_table(
 def _input_section(lines: list[str], i: int, inv: _Invocation) -> int:
     profile: _Profile | None = None
     target: _Target | None = None
-    flags: dict[int, list[str]] = {}
-    target_flags: dict[int, list[str]] = {}
-    while i < len(lines):
+    meta: dict[str, str] = {}  # the profile's
+    prefix = "input"  # of the meta keys: the profile's, then each target's
+    flags: list[str] = []  # lines without a value, of the profile or the current target
+    n = len(lines)
+    while i < n:
         raw = lines[i]
         s = raw.strip()
-        if s and not raw[:1].isspace():
+        if not s:
+            i += 1
+            continue
+        if not raw[0].isspace():
             break  # the section is indented; a line at column 0 ends it
         i += 1
-        if not s or set(s) <= {"-"}:
+        c = s[0]
+        if c == "-" and s.count("-") == len(s):
             continue
-        if m := _TIMESPAN.match(s):
+        if c == "t" and s.startswith("timespan:") and (m := _TIMESPAN.match(s)):
             profile = _Profile(source="input parameters")
             inv.timespans[int(m.group(1))] = profile
+            meta, prefix, flags = profile.meta, "input", []
             target = None
             continue
         if profile is None:
             inv.input_flags.append(s)  # e.g. `using verbose mode`, printed before the first timespan
             continue
-        if m := _PATH.match(s):
+        if c == "p" and s.startswith("path:") and (m := _PATH.match(s)):
             target = _Target(path=m.group(1))
             profile.targets.append(target)
-            profile.meta[f"input.target.{len(profile.targets)}.path"] = m.group(1)
+            prefix, flags = f"input.target.{len(profile.targets)}", []
+            meta[f"{prefix}.path"] = m.group(1)
             continue
+        props, kv = _parameter_line_memo(s) if len(s) <= _MEMO_MAX_CHARS else _parameter_line_of(s)
         if target is not None:
-            _target_line(s, target)
-            _keep(profile.meta, f"input.target.{len(profile.targets)}", s, target_flags.setdefault(id(target), []))
-            continue
-        if m := _THREAD_POOL.match(s):
+            for name, value in props:
+                setattr(target, name, value)
+        elif s.startswith("thread pool with") and (m := _THREAD_POOL.match(s)):
             profile.thread_pool = int(m.group(1))
-        elif m := _OUTSTANDING.match(s):
+        elif s.startswith("number of outstanding") and (m := _OUTSTANDING.match(s)):
             profile.requests_per_thread = int(m.group(1))
-        _keep(profile.meta, "input", s, flags.setdefault(id(profile), []))
+        # `key: value` lines under their key; lines without a value gathered in `<prefix>.flags`.
+        if kv is not None:
+            meta[f"{prefix}.{kv[0]}"] = kv[1]
+        else:
+            flags.append(s)
+            meta[f"{prefix}.flags"] = "; ".join(flags)
     return i
 
 
-def _keep(meta: dict[str, str], prefix: str, line: str, flags: list[str]) -> None:
-    """`key: value` lines under their key; lines without a value gathered in `<prefix>.flags`."""
+def _parameter_line(s: str) -> tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]:
+    """What a line of Input parameters says: the target properties it sets (attribute, value) and its
+    (key slug, value) when it is a `key: value` line. Runs repeat the same lines: the readings are memoized."""
+    return _parameter_line_memo(s) if len(s) <= _MEMO_MAX_CHARS else _parameter_line_of(s)
+
+
+def _parameter_line_of(s: str) -> tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]:
+    return _target_props(s), _key_value(s)
+
+
+_parameter_line_memo = lru_cache(maxsize=4096)(_parameter_line_of)
+
+
+def _key_value(line: str) -> tuple[str, str] | None:
+    """(slug of the key, value) of a `key: value` line."""
     kv = _KEY_VALUE.match(line)
-    if kv is not None:
-        meta[f"{prefix}.{_slug(kv.group(1))}"] = kv.group(2).strip()
-    else:
-        flags.append(line)
-        meta[f"{prefix}.flags"] = "; ".join(flags)
+    return (_slug(kv.group(1)), kv.group(2).strip()) if kv is not None else None
 
 
-def _target_line(s: str, target: _Target) -> None:
-    """Pick out the target properties the records are made of."""
+def _target_props(s: str) -> tuple[tuple[str, object], ...]:
+    """The target properties a line of a target's parameters sets, as (attribute, value) pairs."""
     if s == "performing read test":
-        target.write_ratio = 0.0
-    elif s == "performing write test":
-        target.write_ratio = 100.0
-    elif (m := _MIX.search(s)) and int(m.group(2)) <= 100:
-        target.write_ratio = float(m.group(2))
-    elif m := _BLOCK.match(s):
-        target.block_size = _block_size(m.group(1))
-    elif s.startswith("using random I/O"):
-        target.pattern = "random"
-    elif m := _MIXED_RANDOM.match(s):
-        target.pattern = "random"
-        target.random_pct = min(100.0, float(m.group(1)))
-    elif s.startswith(("using sequential I/O", "using interlocked sequential I/O")):
-        target.pattern = "sequential"
-    elif m := _OUTSTANDING.match(s):
-        target.outstanding = int(m.group(1))
-    elif m := _THREADS_PER_FILE.match(s):
-        target.threads_per_file = int(m.group(1))
+        return (("write_ratio", 0.0),)
+    if s == "performing write test":
+        return (("write_ratio", 100.0),)
+    if (m := _MIX.search(s)) and int(m.group(2)) <= 100:
+        return (("write_ratio", float(m.group(2))),)
+    if m := _BLOCK.match(s):
+        return (("block_size", _block_size(m.group(1))),)
+    if s.startswith("using random I/O"):
+        return (("pattern", "random"),)
+    if m := _MIXED_RANDOM.match(s):
+        return (("pattern", "random"), ("random_pct", min(100.0, float(m.group(1)))))
+    if s.startswith(("using sequential I/O", "using interlocked sequential I/O")):
+        return (("pattern", "sequential"),)
+    if m := _OUTSTANDING.match(s):
+        return (("outstanding", int(m.group(1))),)
+    if m := _THREADS_PER_FILE.match(s):
+        return (("threads_per_file", int(m.group(1))),)
+    return ()
 
 
 def _system_section(lines: list[str], i: int, inv: _Invocation) -> int:
-    while i < len(lines):
+    n = len(lines)
+    while i < n:
         raw = lines[i]
         s = raw.strip()
         if s and not raw[:1].isspace():
             break
         i += 1
-        if not s or "|" in s or set(s) <= {"-"}:
+        if not s or "|" in s or (s[0] == "-" and s.count("-") == len(s)):
             continue
-        kv = _KEY_VALUE.match(s)
-        if kv is not None and kv.group(2).strip():
-            inv.system[f"system.{_slug(kv.group(1))}"] = kv.group(2).strip()
+        _, kv = _parameter_line(s)
+        if kv is not None and kv[1]:
+            inv.system[f"system.{kv[0]}"] = kv[1]
     return i
 
 
 def _command_line_profile(cmd: str) -> _Profile | None:
     """Parameters from `Command Line:`; flags DiskSpd would default are marked inferred."""
-    tokens = [t.strip('"') for t in re.findall(r'"[^"]*"|\S+', cmd)]
+    # Without quotes the tokens are the whitespace-separated words (str.split and \S agree on what is blank).
+    tokens = [t.strip('"') for t in _TOKEN.findall(cmd)] if '"' in cmd else cmd.split()
     if not tokens:
         return None
-    profile = _Profile(source="command line")
     flags: dict[str, str] = {}
     paths: list[str] = []
     for tok in tokens[1:]:
@@ -519,42 +655,49 @@ def _command_line_profile(cmd: str) -> _Profile | None:
             paths.append(tok)
     if not paths:
         return None
+    profile = _Profile(source="command line")
 
     def int_flag(letter: str) -> int | None:
         v = flags.get(letter)
-        return int(v) if v is not None and _SMALL_INT.match(v) else None
+        return int(v) if v is not None and _is_small_int(v) else None
 
     block = _block_size(flags["b"]) if "b" in flags else None
     pattern, random_pct = "sequential", None
     if "r" in flags:
         pattern = "random"
-        if flags["r"].startswith("s") and _SMALL_INT.match(flags["r"][1:]):
+        if flags["r"].startswith("s") and _is_small_int(flags["r"][1:]):
             random_pct = min(100.0, float(flags["r"][1:]))
     write_ratio = int_flag("w")
     if write_ratio is not None and write_ratio > 100:
         write_ratio = None  # not a percentage: DiskSpd would have refused it
-    for path in paths:
-        t = _Target(path=path, pattern=pattern, random_pct=random_pct)
-        t.block_size = block if block is not None else DEFAULT_BLOCK
-        t.write_ratio = float(write_ratio) if write_ratio is not None else 0.0
-        t.outstanding = int_flag("o") or DEFAULT_OUTSTANDING
-        t.threads_per_file = int_flag("t") or 1
-        t.inferred = {
-            name
-            for name, given in (
-                ("block_size_bytes", block is not None),
-                ("operation", write_ratio is not None),
-                ("read_pct", write_ratio is not None),
-                ("pattern", "r" in flags or "s" in flags),
-                ("queue_depth", int_flag("o") is not None or int_flag("O") is not None),
-                ("threads", int_flag("t") is not None or int_flag("F") is not None),
-            )
-            if not given
-        }
-        profile.targets.append(t)
-    profile.thread_pool = int_flag("F")
-    profile.requests_per_thread = int_flag("O")
+    outstanding, threads_per_file, pool, requests = int_flag("o"), int_flag("t"), int_flag("F"), int_flag("O")
+    inferred = {
+        name
+        for name, given in (
+            ("block_size_bytes", block is not None),
+            ("operation", write_ratio is not None),
+            ("read_pct", write_ratio is not None),
+            ("pattern", "r" in flags or "s" in flags),
+            ("queue_depth", outstanding is not None or requests is not None),
+            ("threads", threads_per_file is not None or pool is not None),
+        )
+        if not given
+    }
+    block_size = block if block is not None else DEFAULT_BLOCK
+    ratio = float(write_ratio) if write_ratio is not None else 0.0
+    # Every target of the command line has the same parameters (and shares the inferred set: it is only read).
+    depth, per_file = outstanding or DEFAULT_OUTSTANDING, threads_per_file or 1
+    profile.targets = [
+        _Target(path, block_size, ratio, pattern, random_pct, depth, per_file, inferred) for path in paths
+    ]
+    profile.thread_pool = pool
+    profile.requests_per_thread = requests
     return profile
+
+
+def _is_small_int(v: str) -> bool:
+    """1 to 9 ASCII digits."""
+    return 0 < len(v) <= 9 and v.isascii() and v.isdigit()
 
 
 # --------------------------------------------------------------------------------------------- records
@@ -577,14 +720,15 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
         return []
 
     # Operation and read share: the write ratio the run was given, else what was measured.
-    ratios = {t.write_ratio for t in targets if t.write_ratio is not None}
-    read_ios = _ios(tables.get("read")) if "read" in tables else None
-    write_ios = _ios(tables.get("write")) if "write" in tables else None
-    if len(ratios) == 1 and len(targets) > 0 and all(t.write_ratio is not None for t in targets):
+    ratios = {t.write_ratio for t in targets}
+    if len(ratios) == 1 and None not in ratios:
         write_ratio = ratios.pop()
-        inferred |= {k for t in targets for k in t.inferred & {"operation", "read_pct"}}
+        for t in targets:
+            inferred |= t.inferred & _OPERATION_KEYS
     else:
-        inferred |= {"operation", "read_pct"}
+        inferred |= _OPERATION_KEYS
+        read_ios = _ios(tables.get("read")) if "read" in tables else None
+        write_ios = _ios(tables.get("write")) if "write" in tables else None
         if read_ios is not None and write_ios is not None and read_ios + write_ios > 0:
             write_ratio = round(100.0 * write_ios / (read_ios + write_ios), 2)
         else:
@@ -592,10 +736,11 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
     operation = "read" if write_ratio == 0 else "write" if write_ratio == 100 else "mixed"
     read_pct = 100.0 - write_ratio
 
-    patterns = {t.pattern for t in targets if t.pattern}
-    if patterns and all(t.pattern for t in targets):
+    patterns = {t.pattern for t in targets}
+    if patterns and all(patterns):
         pattern = "sequential" if patterns == {"sequential"} else "random"
-        inferred |= {k for t in targets for k in t.inferred & {"pattern"}}
+        for t in targets:
+            inferred |= t.inferred & _PATTERN_KEYS
     else:
         pattern = "sequential"  # DiskSpd's default access pattern
         inferred.add("pattern")
@@ -604,7 +749,7 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
     if threads is None:
         threads = _threads_from_params(profile) if profile else None
         if threads is None:
-            ids = {row[0] for t in tables.values() for row in t.rows}
+            ids = {int(row[0]) for t in tables.values() for row in t.rows}
             threads = len(ids) or None
         inferred.add("threads")
 
@@ -613,44 +758,58 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
         inferred.add("queue_depth")
 
     paths = _paths(tables, targets)
-    meta = _metadata(inv, res, profile, tables, paths)
-    started_at = _started_at(inv.system.get("system.start_time"))
     pct_total = _run_percentiles(res, paths)
+    meta = _metadata(inv, res, profile, tables, paths, pct_total)
+    started_at = _started_at(inv.system.get("system.start_time"))
+    target = ", ".join(paths) if paths else None
+    source_line = inv.line if position == 0 else res.line
+    latency_rows = [pct_total.get(label) for label in _RECORD_LATENCY_ROWS]
+
+    blocks = {t.block_size for t in targets}
+    block_given = next(iter(blocks)) if len(blocks) == 1 and all(blocks) else None  # every target's, if one
+    if block_given is not None:
+        for t in targets:
+            inferred |= t.inferred & _BLOCK_KEYS
 
     records: list[IoRecord] = []
-    blocks = {t.block_size for t in targets if t.block_size}
     for direction, row in directions.items():
         rec_inferred = set(inferred)
         ios = row.get("I/Os") or 0.0
         nbytes = row.get("bytes") or 0.0
-        if len(blocks) == 1 and all(t.block_size for t in targets):
-            block: int | None = next(iter(blocks))
-            rec_inferred |= {k for t in targets for k in t.inferred & {"block_size_bytes"}}
+        if block_given is not None:
+            block: int | None = block_given
         else:
             block = round(nbytes / ios) if ios else None
             rec_inferred.add("block_size_bytes")
-        throughput, unit = _throughput(row, tables[_table_kind(tables, direction)].columns, nbytes, res.actual_time)
+        table = tables[direction if direction in tables else "total"]
+        throughput, unit = _throughput(row, table.header, nbytes, res.actual_time)
         if throughput is None:
-            raise ParseError("DiskSpd total: row has no MiB/s value", tables[_table_kind(tables, direction)].line)
+            raise ParseError("DiskSpd total: row has no MiB/s value", table.line)
         if unit == "B/s":
             unit = "MiB/s"
             throughput = throughput / MIB
             rec_inferred.add("throughput_bytes_per_s")
-        column = {"read": 0, "write": 1}[direction]
-        lat = {k: pct_total[label][column] if label in pct_total else None for k, label in FIELD_LABELS.items()}
-        histogram = percentile_histogram(
-            [(PERCENTILE_LABELS[label], vals[column]) for label, vals in pct_total.items() if vals[column] is not None]
+        column = 0 if direction == "read" else 1
+        lat = [None if r is None else r[column] for r in latency_rows]
+        histogram = _share_histogram(
+            sorted(
+                [
+                    (PERCENTILE_LABELS[label], vals[column])
+                    for label, vals in pct_total.items()
+                    if vals[column] is not None
+                ]
+            )
         )
         iops = row.get("I/O per s")
         if iops is None:
-            raise ParseError("DiskSpd total: row has no I/O per s value", tables[_table_kind(tables, direction)].line)
+            raise ParseError("DiskSpd total: row has no I/O per s value", table.line)
         records.append(
             IoRecord(
                 tool=TOOL,
                 tool_version=None,
                 run_index=run_index,
-                source_line=inv.line if position == 0 else res.line,
-                target=", ".join(paths) if paths else None,
+                source_line=source_line,
+                target=target,
                 started_at=started_at,
                 pattern=pattern,  # type: ignore[arg-type]
                 operation=operation,  # type: ignore[arg-type]
@@ -664,12 +823,17 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
                 throughput_unit=unit,
                 latency_unit="ms",
                 latency_avg=row.get("AvgLat"),
+                latency_min=lat[0],
+                latency_p50=lat[1],
+                latency_p95=lat[2],
+                latency_p99=lat[3],
+                latency_p999=lat[4],
+                latency_max=lat[5],
                 duration_s=res.actual_time,
                 inferred=sorted(rec_inferred),
                 metadata=meta,
                 histogram=histogram,
                 histogram_kind="share",
-                **lat,
             )
         )
     return records
@@ -716,10 +880,6 @@ def _direction_totals(tables: dict[str, _Table], targets: list[_Target]) -> dict
     return out
 
 
-def _table_kind(tables: dict[str, _Table], direction: str) -> str:
-    return direction if direction in tables else "total"
-
-
 def _ios(table: _Table | None) -> float:
     if table is None or table.total is None:
         return 0.0
@@ -743,7 +903,7 @@ def _queue_depth(profile: _Profile | None, res: _Results) -> tuple[int | None, b
     if profile.requests_per_thread:
         return profile.requests_per_thread, False
     depths = [t.outstanding for t in profile.targets]
-    if any(d is None for d in depths):
+    if None in depths:
         return None, False
     inferred = any("queue_depth" in t.inferred for t in profile.targets)
     pool = profile.thread_pool is not None or (
@@ -760,9 +920,9 @@ def _queue_depth(profile: _Profile | None, res: _Results) -> tuple[int | None, b
 
 
 def _throughput(
-    row: dict[str, float | None], columns: list[str], nbytes: float, seconds: float | None
+    row: dict[str, float | None], header: _Header, nbytes: float, seconds: float | None
 ) -> tuple[float | None, str]:
-    col = next((c for c in columns if c in ("MiB/s", "MB/s")), None)
+    col = header.throughput_column
     value = row.get(col) if col else None
     if (value is None or value < 1.0) and nbytes > 0 and seconds:
         return nbytes / seconds, "B/s"  # two printed decimals hide too much below 1 MiB/s
@@ -802,6 +962,7 @@ def _metadata(
     profile: _Profile | None,
     tables: dict[str, _Table],
     paths: list[str],
+    pct_total: dict[str, tuple[float | None, float | None, float | None]],
 ) -> dict[str, str]:
     meta: dict[str, str] = {}
     if inv.command_line is not None:
@@ -817,15 +978,13 @@ def _metadata(
     if res.actual_time is not None:
         meta["results.actual_test_time_s"] = f"{res.actual_time:.2f}"
     for k, v in res.counts.items():
-        meta[f"results.{k}"] = str(v)
-    for k, v in res.cpu.items():
-        meta[f"cpu.{k}"] = v
+        meta[_RESULTS_META_KEYS[k]] = str(v)
+    if res.cpu:
+        meta.update(zip(_CPU_META_KEYS, res.cpu, strict=True))
     for kind, table in tables.items():
-        tput = next((c for c in table.columns if c in ("MiB/s", "MB/s")), None)
-        if tput:
-            meta["throughput_column"] = tput
-        for col, v in table.total_raw.items():
-            meta[f"{kind}.{_COLUMN_KEYS.get(col, _slug(col))}"] = v
+        if table.header.throughput_column:
+            meta["throughput_column"] = table.header.throughput_column
+        meta.update(zip(table.header.total_keys(kind, table.total_cells), table.total_raw.values(), strict=True))
     if profile is not None:
         for idx, t in enumerate(profile.targets, 1):
             if t.random_pct is not None:
@@ -841,10 +1000,9 @@ def _metadata(
                     for d, v in zip(("read", "write", "total"), vals, strict=True):
                         if v is not None:
                             meta[f"target.{idx}.{d}.latency_{row_label}_ms"] = f"{v:.3f}"
-    pct = _run_percentiles(res, paths)
-    for row_label, vals in pct.items():
+    for row_label, vals in pct_total.items():
         if vals[2] is not None:
-            meta[f"total.latency_{row_label}_ms"] = f"{vals[2]:.3f}"
+            meta[_TOTAL_LATENCY_KEYS[row_label]] = f"{vals[2]:.3f}"
     return meta
 
 
@@ -865,19 +1023,22 @@ def _per_target(tables: dict[str, _Table], paths: list[str]) -> dict[str, str]:
     index = {path: idx for idx, path in enumerate(paths, 1)}
     meta: dict[str, str] = {f"target.{idx}.path": path for path, idx in index.items()}
     for kind, table in tables.items():
-        groups: dict[str, list[tuple[int, dict[str, float | None], str, str]]] = {}
-        for row in table.rows:
-            groups.setdefault(row[2], []).append(row)
+        names = table.columns[1:-1]
+        last = len(table.columns) - 1
+        groups: dict[str, list[tuple[dict[str, float | None], str]]] = {}
+        for _, row, path, size in table.rows:
+            cells = row.split("|", last)[1:-1]
+            groups.setdefault(path, []).append(({name: _num(v) for name, v in zip(names, cells, strict=True)}, size))
         for path, rows in groups.items():
             key = f"target.{index[path]}"
-            meta[f"{key}.file_size"] = rows[0][3]
+            meta[f"{key}.file_size"] = rows[0][1]
             if kind == "total":
                 meta[f"{key}.threads"] = str(len(rows))
-            ios = sum(r[1].get("I/Os") or 0 for r in rows)
-            meta[f"{key}.{kind}.bytes"] = str(int(sum(r[1].get("bytes") or 0 for r in rows)))
+            ios = sum(r[0].get("I/Os") or 0 for r in rows)
+            meta[f"{key}.{kind}.bytes"] = str(int(sum(r[0].get("bytes") or 0 for r in rows)))
             meta[f"{key}.{kind}.ios"] = str(int(ios))
-            meta[f"{key}.{kind}.iops"] = f"{sum(r[1].get('I/O per s') or 0 for r in rows):.2f}"
-            lats = [(r[1].get("AvgLat"), r[1].get("I/Os") or 0) for r in rows]
+            meta[f"{key}.{kind}.iops"] = f"{sum(r[0].get('I/O per s') or 0 for r in rows):.2f}"
+            lats = [(r[0].get("AvgLat"), r[0].get("I/Os") or 0) for r in rows]
             if ios and all(lat is not None for lat, _ in lats):
                 weighted = sum((lat or 0) * n for lat, n in lats) / ios
                 meta[f"{key}.{kind}.avg_latency_ms"] = f"{weighted:.3f}"
@@ -892,19 +1053,26 @@ def percentile_histogram(points: list[tuple[float, float | None]]) -> list[tuple
 
     Equal latencies are merged; shares that round to nothing are dropped.
     """
-    pts = sorted((p, lat) for p, lat in points if lat is not None)
-    out: list[tuple[float, float]] = []
+    return _share_histogram(sorted((p, lat) for p, lat in points if lat is not None))
+
+
+def _share_histogram(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """percentile_histogram of sorted points that all have a latency."""
+    lats: list[float] = []
+    shares: list[float] = []
     prev_p = 0.0
-    for p, lat in pts:
+    for p, lat in points:
         share = p - prev_p
-        prev_p = max(prev_p, p)
+        if p > prev_p:
+            prev_p = p
         if share <= 1e-12:
             continue
-        if out and out[-1][0] >= lat:
-            out[-1] = (out[-1][0], out[-1][1] + share)
+        if lats and lats[-1] >= lat:
+            shares[-1] += share
         else:
-            out.append((lat, share))
-    return out
+            lats.append(lat)
+            shares.append(share)
+    return list(zip(lats, shares, strict=True))
 
 
 def _num(cell: str) -> float | None:
@@ -914,6 +1082,10 @@ def _num(cell: str) -> float | None:
 
 def _block_size(value: str) -> int | None:
     """`4096`, `4K` or `4KiB` -> bytes; DiskSpd's block size is a 32-bit count, anything else is not one."""
+    return _block_size_memo(value) if len(value) <= _MEMO_MAX_CHARS else _block_size_of(value)
+
+
+def _block_size_of(value: str) -> int | None:
     try:
         size = size_to_bytes(value)
     except (ValueError, OverflowError):
@@ -921,8 +1093,18 @@ def _block_size(value: str) -> int | None:
     return size if 0 < size < 2**32 else None
 
 
+_block_size_memo = lru_cache(maxsize=256)(_block_size_of)
+
+
 def _slug(key: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", key.strip().lower()).strip("_")
+    return _slug_memo(key) if len(key) <= _MEMO_MAX_CHARS else _slug_of(key)
+
+
+def _slug_of(key: str) -> str:
+    return _NON_SLUG.sub("_", key.strip().lower()).strip("_")
+
+
+_slug_memo = lru_cache(maxsize=4096)(_slug_of)
 
 
 def _started_at(value: str | None) -> str | None:

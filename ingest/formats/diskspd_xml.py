@@ -77,11 +77,11 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from functools import lru_cache
 
 from ingest.errors import ParseError
-from ingest.formats.diskspd import FIELD_LABELS, PERCENTILE_LABELS, _started_at, percentile_histogram
+from ingest.formats.diskspd import FIELD_LABELS, PERCENTILE_LABELS, _share_histogram, _started_at
 from ingest.records import IoRecord
-from ingest.textio import line_of
 
 NAME = "diskspd_xml"
 TOOL = "diskspd"
@@ -89,7 +89,11 @@ TOOL = "diskspd"
 # Record latency fields and the <Percentile> each one takes.
 _LATENCY_POINTS = {field: PERCENTILE_LABELS[label] for field, label in FIELD_LABELS.items()}
 _AVG_TAGS = {"read": "AverageReadMilliseconds", "write": "AverageWriteMilliseconds"}
-_BUCKET_TAGS = {"read": "ReadMilliseconds", "write": "WriteMilliseconds", "total": "TotalMilliseconds"}
+# A <Percentile> value -> the record latency fields it gives (see _points_near).
+_POINTS_NEAR_CACHE: dict[float, tuple[str, ...]] = {}
+_NUMBER = re.compile(r"-?[0-9]{1,20}(?:\.[0-9]{1,12})?")
+# Numbers repeat from bucket to bucket and run to run (every timespan lists the same percentiles).
+_MEMO_MAX_CHARS = 40
 
 
 def detect(text: str) -> float:
@@ -107,8 +111,10 @@ def parse(text: str) -> list[IoRecord]:
     records: list[IoRecord] = []
     first_error: ParseError | None = None
     run_index = 0
+    line, pos = 1, 0
     for start, doc in _documents(text):
-        line = line_of(text, start)
+        line += text.count("\n", pos, start)  # 1-based line of the document's start
+        pos = start
         try:
             root = _xml(doc, line)
             doc_records = _document(root, line, run_index)
@@ -123,7 +129,9 @@ def parse(text: str) -> list[IoRecord]:
             raise first_error
         start = text.find("<Results>")
         if start >= 0:
-            raise ParseError("DiskSpd XML <Results> document is never closed (output cut short?)", line_of(text, start))
+            raise ParseError(
+                "DiskSpd XML <Results> document is never closed (output cut short?)", text.count("\n", 0, start) + 1
+            )
         raise ParseError("no DiskSpd XML <Results> document found", 1)
     return records
 
@@ -241,7 +249,8 @@ def _timespan(ts: ET.Element, spec: ET.Element | None, number: int, run_index: i
         inferred.add("queue_depth")
 
     latency = ts.find("Latency")
-    meta = _metadata(ts, spec, targets, number, seconds, per_target, totals, latency)
+    buckets = _buckets(latency, totals["ReadCount"] > 0, totals["WriteCount"] > 0)
+    meta = _metadata(ts, spec, targets, number, seconds, per_target, totals, latency, buckets)
     paths = list(per_target) or [p for p in (_text(t, "Path") for t in targets) if p]
 
     records: list[IoRecord] = []
@@ -255,7 +264,7 @@ def _timespan(ts: ET.Element, spec: ET.Element | None, number: int, run_index: i
         if rec_block is None:
             rec_block = round(nbytes / ios)
             rec_inferred.add("block_size_bytes")
-        lat, histogram = _latency(latency, direction)
+        lat, histogram = _latency(latency, buckets, direction)
         records.append(
             IoRecord(
                 tool=TOOL,
@@ -304,23 +313,60 @@ def _queue_depth(spec: ET.Element | None, targets: list[ET.Element]) -> tuple[in
     return round(sum((d or 0) * w for d, w in zip(depths, weights, strict=True)) / sum(weights)), True
 
 
-def _latency(latency: ET.Element | None, direction: str) -> tuple[dict[str, float | None], list[tuple[float, float]]]:
+def _buckets(
+    latency: ET.Element | None, read: bool, write: bool
+) -> list[tuple[str | None, str | None, str | None, str | None]]:
+    """Every <Bucket> once: its percentile and total latency as `_text` reads them, and the read and write
+    latency text as printed (`findtext`: "" for an empty element), of the directions with I/O only."""
+    if latency is None:
+        return []
+    out = []
+    for bucket in latency.findall("Bucket"):
+        p = bucket.find("Percentile")
+        t = bucket.find("TotalMilliseconds")
+        out.append(
+            (
+                None if p is None or p.text is None else p.text.strip(),
+                bucket.findtext("ReadMilliseconds") if read else None,
+                bucket.findtext("WriteMilliseconds") if write else None,
+                None if t is None or t.text is None else t.text.strip(),
+            )
+        )
+    return out
+
+
+def _latency(
+    latency: ET.Element | None, buckets: list[tuple[str | None, str | None, str | None, str | None]], direction: str
+) -> tuple[dict[str, float | None], list[tuple[float, float]]]:
     lat: dict[str, float | None] = dict.fromkeys(_LATENCY_POINTS)
     lat["latency_avg"] = None
     if latency is None:
         return lat, []
     lat["latency_avg"] = _float(latency, _AVG_TAGS[direction])
-    points: list[tuple[float, float | None]] = []
-    for bucket in latency.findall("Bucket"):
-        p = _float(bucket, "Percentile")
-        v = _float(bucket, _BUCKET_TAGS[direction])
+    column = 1 if direction == "read" else 2
+    points: list[tuple[float, float]] = []
+    for bucket in buckets:
+        p = _number(bucket[0])
+        value = bucket[column]
+        v = _number(value.strip()) if value else None
         if p is None or v is None:
             continue
         points.append((p, v))
-        for key, point in _LATENCY_POINTS.items():
-            if abs(p - point) < 1e-9:
-                lat[key] = v
-    return lat, percentile_histogram(points)
+        keys = _POINTS_NEAR_CACHE.get(p)
+        if keys is None:
+            keys = _points_near(p)
+        for key in keys:
+            lat[key] = v
+    return lat, _share_histogram(sorted(points))  # = percentile_histogram(points): every point has a latency
+
+
+def _points_near(p: float) -> tuple[str, ...]:
+    """The record latency fields whose percentile `p` is (within 1e-9); remembered per value, as every
+    timespan lists the same percentiles."""
+    keys = tuple(key for key, point in _LATENCY_POINTS.items() if abs(p - point) < 1e-9)
+    if len(_POINTS_NEAR_CACHE) < 4096:
+        _POINTS_NEAR_CACHE[p] = keys
+    return keys
 
 
 def _metadata(
@@ -332,6 +378,7 @@ def _metadata(
     per_target: dict[str, dict[str, int]],
     totals: dict[str, int],
     latency: ET.Element | None,
+    buckets: list[tuple[str | None, str | None, str | None, str | None]],
 ) -> dict[str, str]:
     meta: dict[str, str] = {"timespan": str(number), "parameters_from": "profile" if spec is not None else "none"}
     if spec is not None:
@@ -372,8 +419,7 @@ def _metadata(
             value = _text(latency, tag)
             if value is not None:
                 meta[f"latency.{tag}"] = value
-        for bucket in latency.findall("Bucket"):
-            p, total = _text(bucket, "Percentile"), _text(bucket, "TotalMilliseconds")
+        for p, _, _, total in buckets:
             if p is not None and total is not None:
                 meta[f"total.latency_p{p}_ms"] = total
     if len(per_target) > 1:
@@ -408,16 +454,32 @@ def _text(elem: ET.Element | None, path: str) -> str | None:
     return found.text.strip()
 
 
-def _float(elem: ET.Element | None, path: str) -> float | None:
-    value = _text(elem, path)
-    if value is None or not re.fullmatch(r"-?[0-9]{1,20}(?:\.[0-9]{1,12})?", value):
+def _number(value: str | None) -> float | None:
+    """A decimal number as DiskSpd prints it, else None."""
+    if value is None:
         return None
-    return float(value)
+    return _number_memo(value) if len(value) <= _MEMO_MAX_CHARS else _number_of(value)
+
+
+def _number_of(value: str) -> float | None:
+    return float(value) if _NUMBER.fullmatch(value) else None
+
+
+_number_memo = lru_cache(maxsize=4096)(_number_of)
+
+
+def _float(elem: ET.Element | None, path: str) -> float | None:
+    return _number(_text(elem, path))
 
 
 def _int(elem: ET.Element | None, path: str, digits: int = 18) -> int | None:
     """A count; threads and queue depths (`digits=9`) must fit the warehouse's 32-bit columns."""
     value = _text(elem, path)
-    if value is None or not re.fullmatch(f"[0-9]{{1,{digits}}}", value):
+    if value is None or not _count_pattern(digits).fullmatch(value):
         return None
     return int(value)
+
+
+@lru_cache(maxsize=8)
+def _count_pattern(digits: int) -> re.Pattern[str]:
+    return re.compile(f"[0-9]{{1,{digits}}}")
