@@ -13,12 +13,14 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 import os
+import sys
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from itertools import chain, islice
 
@@ -165,7 +167,7 @@ def ingest_inputs(
     # app's process has threads, and forking a threaded process can deadlock the child.
     pool = None
     if workers > 1:
-        context = multiprocessing.get_context("forkserver")
+        context = _WorkerContext()
         # Workers fork from a server that has imported the parsers, DuckDB and Arrow once (~0.5 s per worker).
         context.set_forkserver_preload([__name__])
         pool = ProcessPoolExecutor(workers, context, initializer=_watch_parent, initargs=(os.getpid(),))
@@ -187,6 +189,30 @@ def ingest_inputs(
         report.build = build_models(db)
         report.timings["build_s"] = time.perf_counter() - t
     return report
+
+
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """A new worker re-runs the parent's `__main__` script (multiprocessing's rule for non-fork starts). In the
+    app that is a Streamlit page (Streamlit installs each page as `__main__`), under pytest a test's: a worker
+    must start from the parsers alone. Only process starts run inside this, for the few ms they take."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to re-run
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+class _WorkerProcess(multiprocessing.context.ForkServerProcess):
+    def start(self) -> None:
+        with _main_module_hidden():
+            super().start()
+
+
+class _WorkerContext(multiprocessing.context.ForkServerContext):
+    Process = _WorkerProcess
 
 
 def _watch_parent(pid: int) -> None:

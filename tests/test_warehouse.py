@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import duckdb
@@ -504,3 +505,16 @@ def test_a_killed_ingest_leaves_no_worker_process_behind(tmp_path):
         time.sleep(0.1)
     assert not [p for p in workers if running(p)]
     assert len(paths) == 400
+
+
+def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
+    """Streamlit installs each page as `__main__` (AppTest too): a worker started from the app must not run it."""
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit('a worker ran the main script')\n", encoding="utf-8")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    paths = fio_variants(tmp_path / "in", 20)
+    report = ingest_inputs(tmp_path / "w.duckdb", iter_paths(paths), disk="d", build=False, workers=2)
+    assert [o.status for o in report.outcomes] == ["added"] * 20
+    assert sys.modules["__main__"] is page
