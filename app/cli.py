@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         "--workers",
         type=_positive_int,
         metavar="N",
-        help="parsing processes (default: one per core when there are 16 files or more; 1: parse in-process)",
+        help="parsing processes (default: one per core but one from 16 files on; 1: parse in-process)",
     )
     s.set_defaults(func=cmd_ingest)
 
@@ -209,23 +209,28 @@ def _positive_int(text: str) -> int:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     from ingest.load import ingest_inputs
+    from ingest.warehouse import open_warehouse
 
     if not args.disk.strip():
         print("kneepoint ingest: --disk needs a label, e.g. --disk 'P10 premium SSD'", file=sys.stderr)
         return EXIT_BAD_INPUT
+    db = _db()
     try:
-        report = ingest_inputs(
-            _db(),
-            iter_paths(args.paths),
-            disk=args.disk,
-            host=args.host,
-            tags=args.tags,
-            notes=args.notes,
-            fmt=args.format,
-            build=not args.no_build,
-            progress=lambda o: print(o.describe(), flush=True),
-            workers=args.workers,
-        )
+        # Held from the first file to the end of the build: another process waiting for the warehouse cannot
+        # take it between the store and the build (dbt does not wait for a lock, it fails at once).
+        with open_warehouse(db):
+            report = ingest_inputs(
+                db,
+                iter_paths(args.paths),
+                disk=args.disk,
+                host=args.host,
+                tags=args.tags,
+                notes=args.notes,
+                fmt=args.format,
+                build=not args.no_build,
+                progress=lambda o: print(o.describe(), flush=True),
+                workers=args.workers,
+            )
     except KeyboardInterrupt:
         # Files are committed whole (alone or in batches) before they are listed: a rerun skips them.
         print("\ninterrupted: the files listed as added are stored; run the same command again for the rest")
@@ -337,11 +342,13 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from ingest.build import build_models
-    from ingest.warehouse import connect
+    from ingest.warehouse import open_warehouse
 
     db = _db()
-    connect(db).close()  # creates the raw layer in a new warehouse
-    result = build_models(db)
+    # Creates the raw layer in a new warehouse, waits for another process's lock (dbt would fail at once) and
+    # keeps the warehouse until the build is done.
+    with open_warehouse(db):
+        result = build_models(db)
     if not result.success:
         print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
         return EXIT_FAIL

@@ -12,6 +12,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from app.uploads import md_literal  # noqa: E402 - after the project root is on sys.path
+from ingest.errors import WarehouseBusy  # noqa: E402
+
 st.set_page_config(page_title="kneepoint", page_icon=":material/show_chart:", layout="wide")
 
 PAGES = Path(__file__).resolve().parent / "views"
@@ -29,4 +32,8 @@ nav = st.navigation(
         ],
     }
 )
-nav.run()
+try:
+    nav.run()
+except WarehouseBusy as exc:
+    # The command line (or another app) holds the warehouse longer than KNEEPOINT_LOCK_WAIT_S: say so, no traceback.
+    st.error(md_literal(str(exc)) + "\n\nReload the page when it has finished.")

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+import duckdb
 
 from ingest import formats
 from ingest.build import BuildResult, build_models
@@ -19,6 +24,9 @@ from ingest.errors import ParseError
 from ingest.load import FileOutcome, IngestReport, ingest_inputs
 from ingest.records import IoRecord
 from ingest.sources import InputError, InputFile, Limits, iter_upload
+from ingest.warehouse import connect
+
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -140,15 +148,101 @@ def store_previews(
     on_file: Callable[[FileOutcome], None] | None = None,
     on_build: Callable[[], None] | None = None,
 ) -> StoreOutcome:
-    """Store the readable previews under one set of labels, then rebuild the models once."""
+    """Store the readable previews under one set of labels, then rebuild the models once.
+
+    The warehouse is held from the store to the end of the build (WarehouseBusy when another process keeps it
+    past KNEEPOINT_LOCK_WAIT_S): a `kneepoint ingest` waiting for it cannot take it in between and make the
+    build fail."""
     items = [p.item for p in previews if p.ok]
-    report = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, build=False, progress=on_file)
-    build = None
-    if report.added:
-        if on_build:
-            on_build()
-        build = build_models(db)
+    with holding_warehouse(db):
+        report = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, build=False, progress=on_file)
+        build = None
+        if report.added:
+            if on_build:
+                on_build()
+            build = rebuild(db)
     return StoreOutcome(report, build)
+
+
+# This process's opens and closes of the warehouse, one at a time: opening a new warehouse creates its raw layer,
+# and two sessions doing that at once conflict in DuckDB's catalog; closing the last connection tears the database
+# down, and a connect from another thread at that moment fails ("Unique file handle conflict").
+_OPEN_LOCK = threading.Lock()
+
+
+def serialized(fn: Callable[..., T], *args: object) -> T:
+    """Run a warehouse read (an app.queries function, or state.cached of one: it connects and closes) with this
+    process's other opens and closes of the warehouse kept apart."""
+    with _OPEN_LOCK:
+        return fn(*args)
+
+
+@contextmanager
+def holding_warehouse(db: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Keep the warehouse's write lock for a whole change (store, then build). Inside one process DuckDB shares
+    the open database with every other connection to it (the loader's, dbt's), so they work while this one keeps
+    other processes out; dbt itself does not wait for a lock, it fails at once."""
+    with _OPEN_LOCK:
+        con = connect(db)
+    try:
+        yield con
+    finally:
+        with _OPEN_LOCK:
+            con.close()
+
+
+@dataclass(slots=True)
+class _Rebuilds:
+    """Model builds of one warehouse in this process (every session of the app)."""
+
+    running: threading.Lock = field(default_factory=threading.Lock)
+    requested: int = 0  # committed changes that asked for a build
+    covered: int = 0  # changes committed before the last finished build started
+    last: BuildResult | None = None
+
+
+_REBUILDS: dict[Path, _Rebuilds] = {}
+_REBUILDS_LOCK = threading.Lock()
+
+
+def rebuild(db: str | os.PathLike[str]) -> BuildResult:
+    """Rebuild the models after a committed change. Changes committed while a build runs share the next one:
+    four sessions storing at once wait for two builds, not four (dbt runs one build at a time per process)."""
+    with _REBUILDS_LOCK:
+        state = _REBUILDS.setdefault(Path(db).resolve(), _Rebuilds())
+        state.requested += 1
+        mine = state.requested
+    with state.running:
+        if state.covered >= mine and state.last is not None:
+            return state.last  # a build that started after this change was committed has finished
+        with _REBUILDS_LOCK:
+            upto = state.requested
+        result = build_models(db)
+        state.covered, state.last = upto, result
+        return result
+
+
+# What can turn text into markup in Streamlit's Markdown, escaped with a backslash: emphasis, code, links, images,
+# raw HTML, entities, tables, strikethrough, LaTeX ($), and GitHub's e-mail autolinks (@) anywhere; a colon that
+# opens an emoji, icon or colour directive (`:smile:`, `:material/x:`, `:red[x]`) or a URL (`http://`); `www.`
+# (an autolink); a heading, quote, list or rule marker at the start of a line. Other punctuation is left as it
+# is, so ordinary messages (`notes.txt:1: ...`) read the same in the page source.
+_MARKDOWN_ANYWHERE = re.compile(r"([\\`*_{}\[\]<>|~$&!@])")
+_MARKDOWN_COLON = re.compile(r":(?=[A-Za-z/])")
+_MARKDOWN_WWW = re.compile(r"(?i)\b(www)\.")
+_MARKDOWN_LINE_START = re.compile(r"(?m)^([ \t]*)([#>+=-])")
+_MARKDOWN_ORDERED = re.compile(r"(?m)^([ \t]*\d+)([.)])")
+
+
+def md_literal(text: str) -> str:
+    """`text` (a file name, label, note, message quoting them) shown as itself in Streamlit's Markdown, so that
+    `<b>`, `**x**` or `[a](javascript:...)` are text, not markup. (Streamlit still draws ` -- ` as a dash and
+    ` -> ` as an arrow: typography, not markup.)"""
+    text = _MARKDOWN_ANYWHERE.sub(r"\\\1", text)
+    text = _MARKDOWN_COLON.sub(r"\\:", text)
+    text = _MARKDOWN_WWW.sub(r"\1\\.", text)
+    text = _MARKDOWN_LINE_START.sub(r"\1\\\2", text)
+    return _MARKDOWN_ORDERED.sub(r"\1\\\2", text)
 
 
 def parse_tags(text: str) -> list[str]:

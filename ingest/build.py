@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 from ingest.units import PROJECT_ROOT
 
 # dbtRunner is not safe to run twice at once in one process (Streamlit serves sessions on threads).
@@ -68,7 +70,38 @@ def build_models(
         status = str(getattr(r, "status", ""))
         if status.lower() in ("error", "fail", "runtime error"):
             failures.append(f"{r.node.name}: {status}: {getattr(r, 'message', '')}")
-    return BuildResult(success=res.success and not failures, failures=failures)
+    success = res.success and not failures
+    if success and command == "build" and not select:
+        _record_full_build(db)
+    return BuildResult(success=success, failures=failures)
+
+
+# When the last full build succeeded: a build killed half-way leaves the models behind the raw layer, and the next
+# ingest finds that out here (models_behind) instead of believing them.
+BUILD_STATE = "kneepoint_last_build"
+
+
+def _record_full_build(db: str | os.PathLike[str]) -> None:
+    from ingest.warehouse import connect
+
+    con = connect(db)
+    try:
+        con.execute(f"CREATE OR REPLACE TABLE {BUILD_STATE} AS SELECT now() AS finished_at")
+    finally:
+        con.close()
+
+
+def models_behind(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether files were stored after the last successful full build began to be needed (or there is none)."""
+    try:
+        return bool(
+            con.execute(
+                f"SELECT coalesce(max(f.ingested_at) > (SELECT max(finished_at) FROM {BUILD_STATE}), false) "
+                "FROM raw_files f"
+            ).fetchall()[0][0]
+        )
+    except duckdb.CatalogException:  # never built here (or built before this check existed)
+        return bool(con.execute("SELECT count(*) > 0 FROM raw_files").fetchall()[0][0])
 
 
 def _release_duckdb() -> None:

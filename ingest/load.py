@@ -28,7 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from ingest import formats
-from ingest.build import BuildResult, build_models
+from ingest.build import BuildResult, build_models, models_behind
 from ingest.errors import ParseError
 from ingest.records import ParsedFile
 from ingest.sources import InputError, InputFile
@@ -181,15 +181,20 @@ def ingest_inputs(
                 _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress)
             finally:
                 _reset_checkpoint_threshold(con)
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+                pool = None
+            # Built while this connection keeps the warehouse: no other process can take it between the store and
+            # the build. A rerun after a build that was killed builds even when it adds nothing.
+            if build and report.aborted is None and (report.added or models_behind(con)):
+                t = time.perf_counter()
+                report.build = build_models(db)
+                report.timings["build_s"] = time.perf_counter() - t
         finally:
             con.close()
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
-    if build and report.aborted is None and report.added:
-        t = time.perf_counter()
-        report.build = build_models(db)
-        report.timings["build_s"] = time.perf_counter() - t
     return report
 
 

@@ -8,14 +8,32 @@ from __future__ import annotations
 
 import hashlib
 import io
+import lzma
 import os
 import stat
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 MiB = 1024 * 1024
+
+# What zipfile raises for a damaged or unusual archive: a bad CRC or header (BadZipFile), a broken deflate, bzip2
+# or lzma stream, a stream cut short, an unsupported compression method, an encrypted entry (RuntimeError), a
+# malformed extra field (struct.error, ValueError).
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    ValueError,
+    OSError,
+    struct.error,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +79,23 @@ def iter_paths(paths: list[str | os.PathLike[str]], limits: Limits = Limits()) -
 
 
 def _read_path(path: Path, limits: Limits) -> Iterator[InputFile | InputError]:
-    st = path.stat()
-    if not stat.S_ISREG(st.st_mode):
-        yield InputError(str(path), "not a regular file")
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            yield InputError(str(path), "not a regular file")
+            return
+        if st.st_size > limits.max_file_bytes:
+            yield InputError(str(path), _too_big(st.st_size, limits))
+            return
+        with open(path, "rb") as fh:
+            # Never more than the limit, even when the file grows after stat().
+            data = fh.read(limits.max_file_bytes + 1)
+    except OSError as exc:  # unreadable (permissions), gone since the folder was listed, an I/O error
+        yield InputError(str(path), f"cannot read: {exc.strerror or exc}")
         return
-    if st.st_size > limits.max_file_bytes:
-        yield InputError(str(path), _too_big(st.st_size, limits))
+    if len(data) > limits.max_file_bytes:
+        yield InputError(str(path), _too_big(len(data), limits))
         return
-    data = path.read_bytes()
     if zipfile.is_zipfile(io.BytesIO(data)) and data[:2] == b"PK":
         yield from iter_zip(str(path), data, limits)
     else:
@@ -86,9 +113,10 @@ def iter_upload(name: str, data: bytes, limits: Limits = Limits()) -> Iterator[I
 
 
 def iter_zip(name: str, data: bytes, limits: Limits) -> Iterator[InputFile | InputError]:
+    """The zip's entries, each read in memory within the limits; a damaged entry is one error, the others are read."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile as exc:
+    except _ZIP_ERRORS as exc:
         yield InputError(name, f"not a readable zip: {exc}")
         return
     entries = [i for i in zf.infolist() if not i.is_dir()]
@@ -121,8 +149,12 @@ def iter_zip(name: str, data: bytes, limits: Limits) -> Iterator[InputFile | Inp
             )
             continue
         # Read at most the declared size + 1 byte: a lying header cannot make us inflate more.
-        with zf.open(info) as fh:
-            content = fh.read(min(info.file_size, limits.max_file_bytes) + 1)
+        try:
+            with zf.open(info) as fh:
+                content = fh.read(min(info.file_size, limits.max_file_bytes) + 1)
+        except _ZIP_ERRORS as exc:
+            yield InputError(label, f"damaged zip entry, not read: {_zip_error(exc)}")
+            continue
         total += len(content)
         if len(content) > info.file_size or total > limits.max_zip_total_bytes:
             yield InputError(label, "entry expands past its declared size or the zip's limit: refused")
@@ -131,6 +163,13 @@ def iter_zip(name: str, data: bytes, limits: Limits) -> Iterator[InputFile | Inp
             yield InputError(label, "zip inside a zip: unpack it first")
             continue
         yield InputFile(label, content)
+
+
+def _zip_error(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, RuntimeError) and "encrypted" in text:
+        return "encrypted (kneepoint reads no passwords)"
+    return text
 
 
 def _too_big(size: int, limits: Limits) -> str:

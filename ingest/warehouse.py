@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -136,6 +137,8 @@ HISTOGRAM_KINDS = ("count", "share")
 
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
 _LOCK_FAILED = "Could not set lock on file"
+_HANDLE_CONFLICT = "Unique file handle conflict"
+_SCHEMA_LOCK = threading.Lock()
 
 
 class StoreError(RuntimeError):
@@ -169,6 +172,12 @@ def connect(
         try:
             con = duckdb.connect(str(path), read_only=read_only)
             break
+        except duckdb.ResourceInUseException as exc:
+            # Another thread of this process closing the database's last connection while this one opens it:
+            # a moment later the file is free again.
+            if _HANDLE_CONFLICT not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
         except duckdb.IOException as exc:
             if _LOCK_FAILED not in str(exc):
                 raise
@@ -182,7 +191,10 @@ def connect(
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 1.0)
     if not read_only and not _has_schema(con):
-        con.execute(SCHEMA)
+        # Threads opening a new warehouse at once would all create the raw layer and conflict in DuckDB's catalog.
+        with _SCHEMA_LOCK:
+            if not _has_schema(con):
+                con.execute(SCHEMA)
     return con
 
 

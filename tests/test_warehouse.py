@@ -468,7 +468,8 @@ def test_files_already_stored_are_duplicates_in_a_batch(tmp_path):
 def test_a_killed_ingest_leaves_no_worker_process_behind(tmp_path):
     paths = fio_variants(tmp_path / "in", 400)
     proc = subprocess.Popen(
-        [*KNEEPOINT, "--db", str(tmp_path / "w.duckdb"), "ingest", str(tmp_path / "in"), "--disk", "d"],
+        [*KNEEPOINT, "--db", str(tmp_path / "w.duckdb"), "ingest", str(tmp_path / "in"), "--disk", "d"]
+        + ["--workers", "2"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

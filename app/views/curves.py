@@ -4,6 +4,8 @@ percentiles on request."""
 
 from __future__ import annotations
 
+import html
+
 import polars as pl
 import streamlit as st
 
@@ -72,8 +74,9 @@ for disk in chosen:
     if r.get("kneedle_note"):
         notes.append(r["kneedle_note"])
     st.markdown(
-        f"<span style='color:{colors[disk]}'>■</span> **{disk}**: {charts.saturation_sentence(r)}"
-        + (f"  \n<small>{'; '.join(notes)}</small>" if notes else ""),
+        # HTML is allowed here for the colour swatch: the label and notes are escaped so that they stay text.
+        f"<span style='color:{colors[disk]}'>■</span> **{html.escape(disk)}**: {charts.saturation_sentence(r)}"
+        + (f"  \n<small>{html.escape('; '.join(notes))}</small>" if notes else ""),
         unsafe_allow_html=True,
     )
 

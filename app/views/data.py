@@ -5,11 +5,14 @@ out, since they hold every name the anonymization replaced. The page says so ins
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import polars as pl
 import streamlit as st
 
-from app import queries, state
-from ingest.build import build_models
+from app import queries, state, uploads
+from app.uploads import md_literal
 from ingest.errors import WarehouseBusy
 from ingest.warehouse import connect, delete_file, relabel_file
 
@@ -26,18 +29,28 @@ def _with_original_bytes(db: str, version: tuple) -> frozenset[str]:
         con.close()
 
 
+def _read(fn: Callable[..., Any], *args: object) -> Any:
+    """A warehouse read; it waits for another process's write lock (KNEEPOINT_LOCK_WAIT_S), then the page says
+    so instead of showing a traceback."""
+    try:
+        return uploads.serialized(fn, *args)
+    except WarehouseBusy as exc:
+        st.error(md_literal(str(exc)) + "\n\nReload the page when it has finished.")
+        st.stop()
+
+
 version = queries.data_version()
-files = state.cached(queries.stored_files, version)
+files = _read(state.cached, queries.stored_files, version)
 
 notice = st.session_state.pop("data_notice", None)
 if notice:
-    (st.success if notice[0] == "ok" else st.error)(notice[1])
+    (st.success if notice[0] == "ok" else st.error)(md_literal(notice[1]))
 
 if files.is_empty():
     st.info("No files stored yet: add some on the **Upload** page.")
     st.stop()
 
-with_bytes = _with_original_bytes(str(queries.current_db()), version)
+with_bytes = _read(_with_original_bytes, str(queries.current_db()), version)
 files = files.with_columns(pl.col("file_id").is_in(list(with_bytes)).alias("original_bytes"))
 without_bytes = files.height - int(files["original_bytes"].sum())
 st.caption(
@@ -83,16 +96,13 @@ has_bytes = bool(row["original_bytes"])
 
 
 def _change(action: str, fn) -> None:
-    """Run one change to the raw layer, then rebuild the models; the outcome is shown after the rerun."""
+    """Run one change to the raw layer, then rebuild the models; the outcome is shown after the rerun. The
+    warehouse is held from the change to the end of the build, so no other process takes it in between."""
     db = queries.current_db()
     try:
-        with st.spinner(f"{action} and rebuilding the models…"):
-            con = connect(db)
-            try:
-                fn(con)
-            finally:
-                con.close()
-            result = build_models(db)
+        with st.spinner(md_literal(f"{action} and rebuilding the models…")), uploads.holding_warehouse(db) as con:
+            fn(con)
+            result = uploads.rebuild(db)
     except (WarehouseBusy, ValueError, KeyError) as exc:
         st.session_state["data_notice"] = ("error", f"{action} failed: {exc}")
     else:
@@ -113,17 +123,17 @@ action = st.segmented_control(
 
 if action == "Download":
     st.write(
-        f"**{row['name']}**: {row['format']} {row['tool_version'] or ''}, {row['runs']} run(s), "
+        f"**{md_literal(row['name'])}**: {row['format']} {row['tool_version'] or ''}, {row['runs']} run(s), "
         f"{row['size_bytes']:,} bytes, stored {row['ingested_at']}."
     )
     if row.get("notes"):
-        st.caption(row["notes"])
+        st.caption(md_literal(row["notes"]))
     if has_bytes:
         # The stored name may be `archive.zip!entry`: the download is named after the entry.
         download_name = row["name"].split("!")[-1].replace("/", "_") or f"{file_id}.txt"
         st.download_button(
             "Download the original file",
-            data=lambda: queries.file_content(file_id)[1],
+            data=lambda: uploads.serialized(queries.file_content, file_id)[1],
             file_name=download_name,
             mime="application/octet-stream",
             key="download_original",
@@ -154,7 +164,8 @@ elif action == "Relabel":
 
 elif action == "Delete":
     st.write(
-        f"Deleting removes **{row['name']}** ({row['records']} record(s) on disk *{row['disk']}*) and every row that "
+        f"Deleting removes **{md_literal(row['name'])}** ({row['records']} record(s) on disk "
+        f"*{md_literal(row['disk'])}*) and every row that "
         "came from it; its curves and saturation points are rebuilt without it. "
         + (
             "This cannot be undone: download the file first if you may need it."
@@ -163,6 +174,6 @@ elif action == "Delete":
             "bundle); importing the bundle again brings its rows back."
         )
     )
-    sure = st.checkbox(f"Yes, delete {row['name']}", key=f"confirm_delete_{file_id}")
+    sure = st.checkbox(f"Yes, delete {md_literal(row['name'])}", key=f"confirm_delete_{file_id}")
     if st.button("Delete the file", type="primary", disabled=not sure, key="delete"):
         _change(f"Delete {row['name']}", lambda con: delete_file(con, file_id))

@@ -1,5 +1,9 @@
 """Upload: result files or .zip archives by drag and drop; each file previewed (format, tool version, runs,
-warnings, errors) before it is stored under a disk label; the models rebuild in-process afterwards."""
+warnings, errors) before it is stored under a disk label; the models rebuild in-process afterwards.
+
+File names, labels and messages quoting them are shown through `uploads.md_literal`: as text, never as Markdown.
+When another process (a `kneepoint ingest`) holds the warehouse, the page still shows the files and labels and
+says so; a store then waits for it (KNEEPOINT_LOCK_WAIT_S) or says "warehouse busy" and can be pressed again."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import polars as pl
 import streamlit as st
 
 from app import queries, state, uploads
+from app.uploads import md_literal
+from ingest.errors import WarehouseBusy
 from ingest.sources import Limits, MiB
 
 LIMITS = Limits()
@@ -26,25 +32,29 @@ st.caption(
 def _show_result(result: dict) -> None:
     """The last store's outcome, at the top of the page where the eye lands after the rerun."""
     for reason in result["errors"]:
-        st.error(reason)
-    for text in result["duplicates"]:
-        st.info(text)
+        st.error(md_literal(reason))
+    for name, file_id in result["duplicates"]:
+        st.info(
+            f"{md_literal(name)}: the same bytes are already stored as file {file_id}; nothing added. To change its "
+            "disk, relabel it on **Stored files**."
+        )
     if result["build_failures"]:
-        st.error("The model build failed:\n\n" + "\n\n".join(result["build_failures"]))
+        st.error("The model build failed:\n\n" + "\n\n".join(md_literal(f) for f in result["build_failures"]))
     if result["added"]:
         runs = sum(r for _, r in result["added"])
-        st.success(f"Added {runs} run(s) for disk **{result['key']}** from {len(result['added'])} file(s).")
+        key = md_literal(result["key"])
+        st.success(f"Added {runs} run(s) for disk **{key}** from {len(result['added'])} file(s).")
         if result["benchmarks"]:
             st.page_link(
                 "views/curves.py",
-                label=f"See the curves of {result['key']}",
+                label=f"See the curves of {key}",
                 icon=":material/show_chart:",
                 query_params={"disk": result["key"]},
             )
         if result["statistics"]:
             st.page_link(
                 "views/sql.py",
-                label=f"See the SQL workloads of {result['key']}",
+                label=f"See the SQL workloads of {key}",
                 icon=":material/database:",
                 query_params={"disk": result["key"]},
             )
@@ -74,12 +84,20 @@ for f in files or []:
     key = f"{f.file_id}:{f.name}:{f.size}"
     current.add(key)
     if key not in cache:
-        with st.spinner(f"Reading {f.name}…"):
+        with st.spinner(f"Reading {md_literal(f.name)}…"):
             cache[key] = uploads.preview_upload(f.name, f.getvalue(), LIMITS)
     previews.extend(cache[key])
 for key in set(cache) - current:
     del cache[key]
-uploads.mark_stored(previews, queries.stored_by_sha256([p.item.sha256 for p in previews if p.item]))
+
+# The warehouse reads below wait for another process's write lock; the first that gives up says so, and the
+# page goes on without what it would have read (no "already stored" marks, no label suggestions).
+busy: WarehouseBusy | None = None
+try:
+    stored = uploads.serialized(queries.stored_by_sha256, [p.item.sha256 for p in previews if p.item])
+    uploads.mark_stored(previews, stored)
+except WarehouseBusy as exc:
+    busy = exc
 
 if previews:
     table = pl.DataFrame(
@@ -106,18 +124,29 @@ if previews:
     )
     for p in previews:
         if p.error is not None:
-            st.error(p.error)
+            st.error(md_literal(p.error))
     warned = [p for p in previews if p.warnings]
     if warned:
         with st.expander(f"Warnings ({sum(len(p.warnings) for p in warned)})"):
             for p in warned:
                 for w in p.warnings:
-                    st.warning(f"{p.name}: {w}")
+                    st.warning(md_literal(f"{p.name}: {w}"))
 
 readable = [p for p in previews if p.ok]
 version = queries.data_version()
-used_disks = state.cached(queries.disk_labels, version)
-used_hosts = state.cached(queries.host_labels, version)
+used_disks: list[str] = []
+used_hosts: list[str] = []
+if busy is None:
+    try:
+        used_disks = uploads.serialized(state.cached, queries.disk_labels, version)
+        used_hosts = uploads.serialized(state.cached, queries.host_labels, version)
+    except WarehouseBusy as exc:
+        busy = exc
+if busy is not None:
+    st.warning(
+        md_literal(str(busy))
+        + "\n\nThe files and labels stay here; storing waits for the warehouse, or says it is still busy."
+    )
 
 
 def _take(pick_key: str, field_key: str) -> None:
@@ -140,6 +169,7 @@ if suggestions:
     left.pills(
         "Suggestions: targets the files name, labels in use",
         suggestions[:12],
+        format_func=md_literal,
         key="upload_disk_pick",
         on_change=_take,
         args=("upload_disk_pick", "upload_disk"),
@@ -150,6 +180,7 @@ if used_hosts:
     right.pills(
         "Hosts in use",
         used_hosts[:12],
+        format_func=md_literal,
         key="upload_host_pick",
         on_change=_take,
         args=("upload_host_pick", "upload_host"),
@@ -177,22 +208,31 @@ if clicked:
 
             def on_file(outcome) -> None:
                 done[0] += 1
-                bar.progress(done[0] / n, text=f"{done[0]} / {n}: {outcome.describe()}")
+                bar.progress(done[0] / n, text=md_literal(f"{done[0]} / {n}: {outcome.describe()}"))
 
             def on_build() -> None:
                 status.update(label="Rebuilding the models (dbt build)…")
                 bar.progress(1.0, text="Files stored; rebuilding the models")
 
-            outcome = uploads.store_previews(
-                queries.current_db(),
-                readable,
-                disk=disk.strip(),
-                host=host.strip() or None,
-                tags=uploads.parse_tags(tags),
-                notes=notes.strip() or None,
-                on_file=on_file,
-                on_build=on_build,
-            )
+            try:
+                outcome = uploads.store_previews(
+                    queries.current_db(),
+                    readable,
+                    disk=disk.strip(),
+                    host=host.strip() or None,
+                    tags=uploads.parse_tags(tags),
+                    notes=notes.strip() or None,
+                    on_file=on_file,
+                    on_build=on_build,
+                )
+            except WarehouseBusy as exc:
+                status.update(label="Not stored: the warehouse is busy", state="error")
+                bar.empty()
+                st.error(
+                    md_literal(str(exc))
+                    + "\n\nNothing was stored. The files and labels stay here: press **Store** again to retry."
+                )
+                st.stop()  # the message stays on the page; the widgets above keep the files and labels
             if outcome.build is not None and not outcome.build.success:
                 status.update(label="Stored, but the model build failed", state="error")
             elif not outcome.added:
@@ -205,11 +245,7 @@ if clicked:
             "benchmarks": any(p.benchmark_records for p in readable if p.name in stored_names),
             "statistics": any(p.records > p.benchmark_records for p in readable if p.name in stored_names),
             "added": [(o.name, o.runs) for o in outcome.added],
-            "duplicates": [
-                f"{o.name}: the same bytes are already stored as file {o.file_id}; nothing added. To change its "
-                "disk, relabel it on **Stored files**."
-                for o in outcome.duplicates
-            ],
+            "duplicates": [(o.name, o.file_id) for o in outcome.duplicates],
             "errors": [o.reason or o.name for o in outcome.errors],
             "build_failures": outcome.build.failures if outcome.build and not outcome.build.success else [],
         }
