@@ -105,16 +105,19 @@ def splice(rng: random.Random, data: bytes, other: bytes) -> bytes:
 
 
 MUTATIONS: list[Callable[[random.Random, bytes], bytes]] = [
-    truncate, drop_lines, repeat_lines, shuffle_lines, flip_bytes, replace_numbers, reencode,
+    truncate,
+    drop_lines,
+    repeat_lines,
+    shuffle_lines,
+    flip_bytes,
+    replace_numbers,
+    reencode,
 ]
 
 
 def mutate(rng: random.Random, data: bytes, pool: list[tuple[str, bytes]]) -> bytes:
     for _ in range(rng.randint(1, 3)):
-        if rng.random() < 0.1:
-            data = splice(rng, data, rng.choice(pool)[1])
-        else:
-            data = rng.choice(MUTATIONS)(rng, data)
+        data = splice(rng, data, rng.choice(pool)[1]) if rng.random() < 0.1 else rng.choice(MUTATIONS)(rng, data)
     return data
 
 
@@ -181,8 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--chunk", type=int, default=2_000)
     args = ap.parse_args(argv)
-    chunks = [(args.seed + i, min(args.chunk, args.inputs - i * args.chunk))
-              for i in range((args.inputs + args.chunk - 1) // args.chunk)]
+    chunks = [
+        (args.seed + i, min(args.chunk, args.inputs - i * args.chunk))
+        for i in range((args.inputs + args.chunk - 1) // args.chunk)
+    ]
     start = time.monotonic()
     done, findings, per_format = 0, [], {}
     with ProcessPoolExecutor(args.workers) as pool:
@@ -194,9 +199,11 @@ def main(argv: list[str] | None = None) -> int:
             if n % 25 == 0:  # a long run says how far it is
                 print(f"... {done} inputs, {time.monotonic() - start:.0f} s, {len(findings)} finding(s)", flush=True)
     elapsed = time.monotonic() - start
-    print(f"{done} mutated inputs from {len(seeds())} seed files in {elapsed:.0f} s "
-          f"({done / elapsed:.0f}/s, {args.workers} worker(s), {TIME_LIMIT_S} s limit per input): "
-          f"{len(findings)} finding(s)")
+    print(
+        f"{done} mutated inputs from {len(seeds())} seed files in {elapsed:.0f} s "
+        f"({done / elapsed:.0f}/s, {args.workers} worker(s), {TIME_LIMIT_S} s limit per input): "
+        f"{len(findings)} finding(s)"
+    )
     print("inputs per seed format: " + ", ".join(f"{k} {v}" for k, v in sorted(per_format.items())))
     for name, sub_seed, problem in findings[:20]:
         print(f"--- {name} (mutation seed {sub_seed})\n{problem}")
