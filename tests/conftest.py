@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.browsing import app_server, browser, page  # noqa: F401 - one browser for every folder
 from tests.helpers import SAMPLE
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import screenshot
+from tests.browsing import screenshot
 from tests.helpers import corpus_file
 
 pytestmark = pytest.mark.browser

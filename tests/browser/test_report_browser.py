@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from app.cli import main
-from tests.browser.conftest import ARTIFACTS
+from tests.browsing import ARTIFACTS
 from tests.test_anonymize import build_planted
 
 pytestmark = pytest.mark.browser

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from app import uploads
-from tests.browser.conftest import _free_port, browser, page  # noqa: F401 - fixtures shared with tests/browser
+from tests.browsing import _free_port
 from tests.helpers import ROOT
 from tests.reliability.inputs import (
     NAMED_SOURCES,

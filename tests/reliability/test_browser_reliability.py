@@ -22,7 +22,7 @@ import pytest
 
 from app import queries
 from ingest.warehouse import connect, list_files
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, screenshot
+from tests.browsing import CHROMIUM, CHROMIUM_ARGS, screenshot
 from tests.helpers import ROOT, SAMPLE
 from tests.reliability.conftest import KNEEPOINT, AppServer
 from tests.reliability.inputs import (

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ingest.warehouse import ROW_TABLES, connect
-from tests.browser.conftest import ARTIFACTS
+from tests.browsing import ARTIFACTS
 from tests.helpers import ROOT
 from tests.reliability.conftest import cli, kneepoint_with_batches, long_only
 from tests.reliability.inputs import expected_by_file_id, write_batch

@@ -23,7 +23,7 @@ from ingest.errors import ParseError
 from ingest.formats import parse_bytes
 from ingest.sources import InputFile, Limits, MiB, iter_paths, iter_upload
 from ingest.warehouse import connect, list_files, row_counts
-from tests.browser.conftest import ARTIFACTS
+from tests.browsing import ARTIFACTS
 from tests.helpers import ROOT, SAMPLE, corpus_file
 from tests.reliability.conftest import KNEEPOINT, LONG, size
 from tests.reliability.inputs import (

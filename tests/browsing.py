@@ -1,4 +1,5 @@
-"""A real app server and Debian's chromium driven by Playwright. Screenshots go to test-artifacts/."""
+"""A real app server and Debian's chromium driven by Playwright (fixtures, registered once in tests/conftest.py so that
+every folder shares one browser: a second sync Playwright in one process fails). Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
