@@ -36,7 +36,7 @@ def decode(data: bytes) -> tuple[str, str]:
         text, enc = data[2:].decode("utf-16-le", errors="replace"), "utf-16-le"
     elif data.startswith(codecs.BOM_UTF16_BE):
         text, enc = data[2:].decode("utf-16-be", errors="replace"), "utf-16-be"
-    elif (utf16 := _utf16_without_bom(data)) is not None:
+    elif data.find(b"\x00", 0, 4096) >= 0 and (utf16 := _utf16_without_bom(data)) is not None:
         text, enc = data.decode(utf16, errors="replace"), utf16
     else:
         try:

@@ -172,14 +172,18 @@ _DETECT_USING = re.compile(r"[ \t]*using \d+KB (?:random|sequential) IOs")
 
 def detect(text: str) -> float:
     head = text[:65536]
+    version = _starts(_DETECT_VERSION, head, "sqlio v") or _starts(_DETECT_VERSION, head, "SQLIO v")
+    ios, mbs, latency = "IOs/sec:" in head, "MBs/sec:" in head, "_Latency(ms):" in head
+    if not (version or ios or mbs or latency):
+        return 0.0  # the run lines alone (0.25) are not enough: another tool's text is read no further
     score = 0.0
-    if _starts(_DETECT_VERSION, head, "sqlio v") or _starts(_DETECT_VERSION, head, "SQLIO v"):
+    if version:
         score += 0.45
-    if "IOs/sec:" in head:
+    if ios:
         score += 0.2
-    if "MBs/sec:" in head:
+    if mbs:
         score += 0.15
-    if "_Latency(ms):" in head:
+    if latency:
         score += 0.1
     if _starts(_DETECT_THREADS, head, " for ") or _starts(_DETECT_USING, head, "using "):
         score += 0.25

@@ -68,6 +68,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from operator import itemgetter
 from typing import TypeVar
 
@@ -442,6 +443,7 @@ VOCABULARIES: dict[str, Vocabulary] = {
 }
 
 
+@lru_cache(maxsize=4096)  # the same few dozen labels on every table line
 def _norm(label: str) -> str:
     """Labels compare without case, runs of spaces or typographic apostrophes."""
     return " ".join(label.replace("\u2019", "'").split()).casefold()
@@ -548,7 +550,7 @@ _DETECT_IO = re.compile(
 )
 _DETECT_HEADER = re.compile(_DETECT_LEAD + r"(?:" + _alternation(list(_HEADERS)) + r")[ \t]*:?", re.IGNORECASE)
 _IO_ANCHORS = ("tab", "テーブル")  # Table, Tabla, Tabella, Tabelle, Tabela; Japanese
-_HEADER_ANCHORS = ("sql",)  # every header names SQL Server
+_HEADER_ANCHORS = ("server",)  # every header names SQL Server; "sql" alone is in every SQLIO run header
 
 # The table-line records are built positionally (half the cost of keywords): the columns in QueryIoRecord's order.
 _COLUMNS = FIELDS_2019 + FIELDS_SEGMENT
