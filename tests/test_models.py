@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -394,3 +395,19 @@ def test_docs_generate_and_every_mart_column_is_described(built, tmp_path, monke
             if not description.strip():
                 problems.append(f"{node['name']}.{column}: empty description")
     assert not problems, "\n".join(problems)
+
+
+def test_unique_by_hash_reports_a_repeated_latency_point(built, tmp_path, monkeypatch):
+    """The memory-light `unique` of fct_latency_distribution still fails on a repeated key (passing is the build)."""
+    copy = tmp_path / "warehouse.duckdb"
+    shutil.copy(built, copy)
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "dbt-target"))
+    c = duckdb.connect(str(copy))
+    try:
+        c.execute("INSERT INTO fct_latency_distribution SELECT * FROM fct_latency_distribution LIMIT 1")
+    finally:
+        c.close()
+    result = build_models(copy, select=["test_name:unique_by_hash"], command="test")
+    assert not result.success
+    failed = "unique_by_hash_fct_latency_distribution_latency_point_id"
+    assert any(failed in f for f in result.failures), result.failures
