@@ -54,7 +54,8 @@ Rules:
 - Throughput: `bw_bytes` (B/s) where present, else `bw` (KiB/s).
 - `source_line` is the line of the job's `"jobname"` (of its first clone).
 - Text before, between and after JSON documents (notes, `fio: terminating on signal 2`, shell prompts) is
-  skipped; every document in the file is read.
+  skipped; every document in the file is read. A file that is one document and nothing else is read by
+  `parse_document`, which gives the same records without the registry's detection of every other format.
 """
 
 from __future__ import annotations
