@@ -60,10 +60,9 @@ Layouts, each test line one record:
 from __future__ import annotations
 
 import re
-import statistics
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from datetime import datetime
-from functools import lru_cache
+from operator import itemgetter
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
@@ -86,7 +85,6 @@ _FOREIGN_HEADER = re.compile(r"^(?:(?!CrystalDiskMark|KDiskMark)[A-Za-z]{1,20}Di
 _UNITS_LINE = re.compile(r"^\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s")
 _SECTION = re.compile(r"^\[(?P<section>Read|Write|Mix)\](?P<rest>.{0,80})$")
 _MIX_RATIO = re.compile(r"Read\s*(?P<read>\d{1,3})\s*%")
-_FOOTER = re.compile(r"^(?P<key>Profile|Test Size|Test|Mode|Time|Date|OS|Comment)\s*:(?P<value>.{0,500})$")
 # Possessive quantifiers (`*+`, `?+`): giving back a space, a digit or an optional part could never make the rest
 # match (what follows each is a literal, a unit or nothing), so they only spare re the backtracking bookkeeping.
 _NUM = r"\d{1,12}+(?:\.\d{1,6}+)?+"
@@ -119,17 +117,20 @@ _DATE = re.compile(
 _UNIT = {"KB/s": "kB/s", "MB/s": "MB/s", "GB/s": "GB/s"}
 _SIZE_FACTOR = {"K": KIB, "M": MIB, "G": 1024 * MIB}
 _SECTION_READ_PCT = {"read": 100.0, "write": 0.0}
-_FOOTER_FIRST = frozenset("PTMDOC")  # first letters of the _FOOTER keys
 
-# IoRecord's leading fields in declaration order. Records are built positionally: 27 keyword arguments cost three
-# times as much. Checked here so that a change in ingest/records.py fails at import, not in silence.
+# IoRecord's fields in declaration order. Records are built positionally, the defaults of the last three given too: 27
+# keyword arguments cost three times as much, a default factory's call a tenth. Checked here so that a change in
+# ingest/records.py fails at import, not in silence.
 _IO_FIELDS = (
     "tool", "run_index", "source_line", "pattern", "operation", "read_pct", "direction", "block_size_bytes",
     "threads", "queue_depth", "iops", "throughput", "throughput_unit", "latency_unit", "latency_avg", "latency_min",
     "latency_max", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "duration_s", "tool_version",
-    "target", "started_at", "inferred", "metadata",
+    "target", "started_at", "inferred", "metadata", "histogram", "histogram_kind", "record",
 )  # fmt: skip
-if tuple(f.name for f in fields(IoRecord))[: len(_IO_FIELDS)] != _IO_FIELDS:
+_IO_DEFAULTS = {"histogram": list, "histogram_kind": "count", "record": "io"}  # given as [], "count", "io"
+if tuple(f.name for f in fields(IoRecord)) != _IO_FIELDS or any(
+    (f.default_factory if f.name == "histogram" else f.default) != _IO_DEFAULTS[f.name] for f in fields(IoRecord)[-3:]
+):
     raise ImportError("ingest.records.IoRecord's fields changed: update crystaldiskmark._IO_FIELDS and _records()")
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
@@ -137,26 +138,51 @@ _DETECT_HEADER = re.compile(r"[ \t>]*(?:CrystalDiskMark\s+\d|KDiskMark\s*\(\d)")
 _DETECT_FOREIGN = re.compile(r"[ \t>]*(?:AmorphousDiskMark|tdeDiskMark|Flexible I/O Tester\s+-)")
 _DETECT_ROW = re.compile(r"[ \t>]*(?:SEQ|RND|Sequential|Random)\b[^\n]{0,60}:\s*\d{1,12}(?:\.\d{1,6})?\s*MB/s")
 _DETECT_UNITS = re.compile(r"[ \t>]*\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s")
-
-
-def _found(pattern: re.Pattern[str], text: str, literal: str, end: int | None = None, enough: int = 1) -> int:
-    """How many lines of text[:end] holding `literal` start with `pattern` (counting stops at `enough`)."""
-    n = 0
-    for start in lines_holding(text, literal, end):
-        if pattern.match(text, start):
-            n += 1
-            if n >= enough:
-                break
-    return n
+_DETECT_HEAD = 131072
+_DETECT_ROWS_END = 65536  # test lines count only when their "MB/s" lies in the first 64 KiB
+# What a line holding "MB/s" must start with (after spaces, tabs and quoting) to be a test line or the units line.
+_DETECT_LINE_FIRST = frozenset(" \t>SR*")
 
 
 def detect(text: str) -> float:
-    head = text[:131072]
-    header = _found(_DETECT_HEADER, head, "DiskMark") > 0
-    if not header and (_found(_DETECT_FOREIGN, head, "DiskMark") or _found(_DETECT_FOREIGN, head, "Flexible I/O")):
+    # Another tool's text costs three str.find scans (DiskMark, Flexible I/O Tester, MB/s) and a look at the start of
+    # each line holding "MB/s": the patterns only run on lines that can start with them.
+    head = text[:_DETECT_HEAD]
+    header = foreign = False
+    for start in lines_holding(head, "DiskMark"):
+        if _DETECT_HEADER.match(head, start):
+            header = True
+            break
+        if not foreign and _DETECT_FOREIGN.match(head, start):
+            foreign = True
+    if not header and not foreign:
+        # Only a line starting with "Flexible I/O Tester" can match here (one holding "AmorphousDiskMark" was read).
+        for start in lines_holding(head, "Flexible I/O Tester"):
+            if _DETECT_FOREIGN.match(head, start):
+                foreign = True
+                break
+    if foreign and not header:
         return 0.1
-    rows = _found(_DETECT_ROW, head, "MB/s", 65536, enough=2)
-    units = _found(_DETECT_UNITS, head, "MB/s") > 0
+    rows = 0
+    units = False
+    # The lines holding "MB/s" (each at its first one): test lines count up to two, within _DETECT_ROWS_END.
+    i = head.find("MB/s")
+    while i >= 0:
+        in_rows = i + 4 <= _DETECT_ROWS_END
+        if units and not in_rows:
+            break
+        start = head.rfind("\n", 0, i) + 1
+        if head[start] in _DETECT_LINE_FIRST:
+            if rows < 2 and in_rows and _DETECT_ROW.match(head, start):
+                rows += 1
+            if not units and _DETECT_UNITS.match(head, start):
+                units = True
+            if (header and (rows or units)) or (units and rows >= 2):
+                break
+        stop = head.find("\n", i)
+        if stop < 0:
+            break
+        i = head.find("MB/s", stop)
     if header and (rows or units):
         return 0.95
     if header:
@@ -168,231 +194,317 @@ def detect(text: str) -> float:
     return 0.35 if units else 0.0
 
 
-# A test line's figures as printed, made into an IoRecord once its result is complete (header to footer). A plain
-# tuple (a NamedTuple costs five times as much to make); the fields the whole-result votes read come first.
+# A test line as read, made into an IoRecord once its result is complete (header to footer). A plain tuple (a
+# NamedTuple costs five times as much to make).
+_Label = tuple[str, int, int, int, str, str, dict[str, str] | None]  # see _new_label
 _Row = tuple[
-    str,  # shape: the layout family of the line (for results without header)
+    _Label,  # pattern, block size, queue depth, threads, shape (the line's layout family), label text, keys
     float,  # value: the throughput figure
     str,  # unit of value
     float | None,  # iops
-    int,  # block_size_bytes
     int,  # line
-    str,  # label
-    str,  # pattern
     str,  # operation
+    str,  # direction
     float,  # read_pct
-    int,  # queue_depth
-    int,  # threads
     float | None,  # latency
     str,  # latency_unit
     list[str],  # inferred
 ]
+# Where the _FIGURES groups are in a test line's text from its colon on: (value start, end, iops start, end, latency
+# start, end, unit, latency unit), None for an absent group; or None when _FIGURES does not match.
+_Figures = tuple[int, int, int | None, int | None, int | None, int | None, str, str]
+
+# A footer line: one of these keys, spaces, the line's first colon and at most 500 characters (the value; "Test Size"
+# is stored as "Test"). Read with str methods: the regex `(Profile|...)\s*:(.{0,500})$` cost three times as much.
+_FOOTER_KEYS = frozenset(("Profile", "Test Size", "Test", "Mode", "Time", "Date", "OS", "Comment"))
+_FOOTER_VALUE_MAX = 500
+_FOOTER_ONLY_FIRST = "PTMDO"  # first letters of the footer keys that start no other line kind ("C": headers too)
+_SECTION_LINES = {"[Read]": ("Read", ""), "[Write]": ("Write", "")}  # the usual section lines, without _SECTION
+_MISSING = object()
 
 
-@dataclass(slots=True)
-class _Result:
-    line: int
+def parse(text: str) -> list[IoRecord]:
+    """Read `text` line by line; a result runs from its header (or first line) to the next result's start.
+
+    One function with the state of the result being read in local variables: a method call and an attribute read per
+    line cost as much as the reading itself on a 30-line file. Each line kind is told by its first character, in the
+    order that decides between look-alikes (headers, then look-alike tools' headers, then the rest)."""
+    records: list[IoRecord] = []
+    # The result being read: `have` says there is one (`foreign`: a look-alike tool's block, read and dropped).
+    have = foreign = footer = False
     tool: str | None = None
     version: str | None = None
-    foreign: bool = False
-    metadata: dict[str, str] = field(default_factory=dict)
-    rows: list[_Row] = field(default_factory=list)
-    keys: set[tuple[str, str, int, int, int]] = field(default_factory=set)
     section: str | None = None  # "read" | "write" | "mixed"
-    mix_read_pct: float | None = None
-    footer: bool = False
-
-
-class _Parser:
-    def __init__(self) -> None:
-        self.records: list[IoRecord] = []
-        self.current: _Result | None = None
-        self.header_line: int | None = None
-        self.orphan_line: int | None = None  # a 7.x+ test line with no section: direction unknown
-        self.zero_rows = 0
-
-    def run(self, text: str) -> list[IoRecord]:
-        read_line = self.line
-        for number, raw in enumerate(text.split("\n"), 1):
-            if len(raw) > 2000:
-                continue
-            line = raw.strip()
-            if line and line[0] == ">":  # Markdown quoting
-                line = _QUOTE.sub("", line).strip()
-            if line:
-                read_line(line, number)
-        self.finish()
-        if not self.records:
-            raise self.nothing_found()
-        return self.records
-
-    def nothing_found(self) -> ParseError:
-        if self.orphan_line is not None:
-            return ParseError(
-                "test result line outside a [Read]/[Write]/[Mix] section: its direction is unknown", self.orphan_line
-            )
-        if self.zero_rows:
-            return ParseError("every test line reads 0 MB/s: no test was run", self.header_line or 1)
-        if self.header_line is not None:
-            return ParseError("CrystalDiskMark/KDiskMark header without any test result line", self.header_line)
-        return ParseError("no CrystalDiskMark or KDiskMark test result line found", 1)
-
-    def start(self, number: int, **kwargs: object) -> _Result:
-        self.finish()
-        self.current = _Result(line=number, **kwargs)  # type: ignore[arg-type]
-        return self.current
-
-    def finish(self) -> None:
-        if self.current is not None and not self.current.foreign and self.current.rows:
-            self.records.extend(_records(self.current, len(self.records)))
-        self.current = None
-
-    def line(self, line: str, number: int) -> None:
-        # Each pattern below can only match lines starting with its own letters: the first character picks the one
-        # or two patterns worth trying (in the order that decides between them), instead of trying all of them.
+    mix: float | None = None  # read % of the [Mix] section
+    metadata: dict[str, str] = {}
+    rows: list[_Row] = []
+    keys: set[str] = set()  # the result's test lines (_new_label's keys): a repeated one starts the next result
+    # Of `section`'s test lines, set with it.
+    direction = "read"
+    read_pct = 0.0
+    read_pct_inferred = False
+    # For the error when nothing is found.
+    header_line: int | None = None
+    orphan_line: int | None = None  # a 7.x+ test line with no section: direction unknown
+    zero_rows = 0
+    labels = _LABELS
+    shapes = _FIGURE_SHAPES
+    digits = _DIGITS
+    number = 0
+    for raw in text.split("\n"):
+        number += 1
+        if not raw or len(raw) > 2000:
+            continue
+        line = raw.strip()
+        if not line:
+            continue
         first = line[0]
-        if first == "C" and (m := _CDM_HEADER.match(line)):
-            self.start(number, tool="crystaldiskmark", version=m["version"].strip())
-            self.header_line = self.header_line or number
-            return
-        if first == "K" and (m := _KDM_HEADER.match(line)):
-            self.start(number, tool="kdiskmark", version=m["version"])
-            self.header_line = self.header_line or number
-            return
-        if first == "F" and (m := _FIO_LINE.match(line)):
-            if self.current is not None:
-                self.current.metadata["fio"] = m["fio"].strip()
-            return
-        if ("DiskMark" in line or first == "F") and _FOREIGN_HEADER.match(line):
-            self.start(number, foreign=True)
-            return
-        cur = self.current
-        if cur is not None and cur.foreign:
-            return
-        if first == "S" or first == "R":
-            self.test_line(line, number)
+        if first == ">":  # Markdown quoting
+            line = _QUOTE.sub("", line).strip()
+            if not line:
+                continue
+            first = line[0]
+
+        if first == "S" or first == "R":  # a test line, a look-alike tool's header, or junk
+            colon = line.find(":")  # every test line has one before its figures
+            if colon > 0:
+                label = labels.get(line[:colon], _MISSING)
+                if label is _MISSING:
+                    label = _new_label(line[:colon])
+            else:
+                label = None
+            if label is None or label is False:
+                # No 7.x+ test line: a look-alike tool's header, a 3.x-6.x test line or junk. (A 7.x+ label is
+                # neither: it has a space after its first word and no DiskMark before its colon.)
+                if "DiskMark" in line and _FOREIGN_HEADER.match(line):
+                    if rows and not foreign:
+                        records += _records(tool, version, metadata, rows, len(records))
+                    have, tool, version, foreign, footer, section, mix = True, None, None, True, False, None, None
+                    metadata, rows, keys = {}, [], set()
+                    continue
+                if label is False or foreign or colon < 0:  # (False: a 7.x+ label of size 0)
+                    continue
+                m = _ROW_OLD.match(line)  # no 7.x+ label can be a 3.x-6.x one
+                if m is None:
+                    continue
+                pattern = "sequential" if m["kind"] == "Sequential" else "random"
+                operation = m["op"].lower()
+                layout = _old_layout(pattern, m["size"], m["size_unit"], m["params"])
+                if layout is None:
+                    continue
+                size, q, t, inferred, shape = layout
+                key = f"{operation}|{pattern}|{size}|{q}|{t}"  # as _new_label's keys
+                if not have or footer or key in keys:  # a repeated line or one after the footer starts the next
+                    if not have or footer:
+                        section = mix = None
+                    if rows:
+                        records += _records(tool, version, metadata, rows, len(records))
+                    have, tool, version, footer = True, None, None, False
+                    metadata, rows, keys = {}, [], set()
+                keys.add(key)
+                label = (pattern, size, q, t, shape, " ".join(m[0].partition(":")[0].split()), None)
+                row = _old_row(m, number, label, operation, inferred)
+                if row is None:
+                    zero_rows += 1  # a slot CDM prints for a test that was not run
+                else:
+                    rows.append(row)
+                continue
+            if foreign:
+                continue
+            # The figures, read where _FIGURES matched the last line of their shape (digits as 0): a file's figures
+            # come in a few shapes (fixed-width fields), and one lookup costs a third of a match.
+            figures = line[colon:]
+            shape_key = figures.encode("utf-8", "surrogatepass").translate(digits)
+            spans = shapes.get(shape_key, _MISSING)
+            if spans is _MISSING:
+                spans = _figure_spans(figures, shape_key)
+            if spans is None:
+                continue
+            if footer or section is None:  # (no result yet: no section either)
+                if orphan_line is None:
+                    orphan_line = number
+                continue
+            key = label[6][section]  # type: ignore[index]
+            if key in keys:  # a repeated test line starts the next result, in the same section
+                if rows:
+                    records += _records(tool, version, metadata, rows, len(records))
+                tool = version = None
+                metadata, rows, keys = {}, [], set()
+            keys.add(key)
+            v0, v1, i0, i1, l0, l1, unit, latency_unit = spans
+            value = float(figures[v0:v1])
+            iops = float(figures[i0:i1]) if i0 is not None else None
+            if value == 0 and not iops:
+                zero_rows += 1  # a slot CDM prints for a test that was not run
+                continue
+            rows.append(
+                (label, value, unit, iops, number, section, direction, read_pct,
+                 float(figures[l0:l1]) if l0 is not None else None, latency_unit,
+                 ["read_pct"] if read_pct_inferred else [])
+            )  # fmt: skip
+
+        elif first in _FOOTER_ONLY_FIRST:
+            if "DiskMark" in line and _FOREIGN_HEADER.match(line):
+                if rows and not foreign:
+                    records += _records(tool, version, metadata, rows, len(records))
+                have, tool, version, foreign, footer, section, mix = True, None, None, True, False, None, None
+                metadata, rows, keys = {}, [], set()
+            elif have and not foreign:
+                key_text, colon_text, value_text = line.partition(":")
+                if colon_text and len(value_text) <= _FOOTER_VALUE_MAX:
+                    key_text = key_text.rstrip()
+                    if key_text in _FOOTER_KEYS:
+                        metadata.setdefault("Test" if key_text == "Test Size" else key_text, value_text.strip())
+                        footer = True
+
+        elif first == "-":  # a rule under or over the header
+            continue
+
         elif first == "[":
-            if m := _SECTION.match(line):
-                self.section(m, number)
+            if foreign:
+                continue
+            name_rest = _SECTION_LINES.get(line)
+            if name_rest is None:
+                m = _SECTION.match(line)
+                if m is None:
+                    continue
+                name_rest = m.group("section", "rest")
+            name, rest = name_rest
+            if not have or footer or (name == "Read" and rows):
+                if rows:
+                    records += _records(tool, version, metadata, rows, len(records))
+                have, tool, version, footer, mix = True, None, None, False, None
+                metadata, rows, keys = {}, [], set()
+            if name == "Mix":
+                section, direction = "mixed", "total"  # a [Mix] line is one combined figure
+                ratio = _MIX_RATIO.search(rest)
+                mix = min(100.0, float(ratio["read"])) if ratio else None
+                # Without a ratio in the title: the default, listed in `inferred`.
+                read_pct_inferred = mix is None
+                read_pct = DEFAULT_MIX_READ_PCT if mix is None else mix
+            else:
+                section = direction = name.lower()
+                read_pct = _SECTION_READ_PCT[section]
+                read_pct_inferred = False
+
         elif first == "*":
-            if _UNITS_LINE.match(line):
-                cur = cur if cur is not None and not cur.rows and not cur.footer else self.start(number)
-                cur.metadata["Units"] = line.lstrip("* ").strip()
-        elif first in _FOOTER_FIRST and cur is not None and (m := _FOOTER.match(line)):
-            key, value = m.groups()
-            cur.metadata.setdefault("Test" if key == "Test Size" else key, value.strip())
-            cur.footer = True
+            if foreign or "1,000,000" not in line or not _UNITS_LINE.match(line):
+                continue
+            if not have or rows or footer:
+                if rows:
+                    records += _records(tool, version, metadata, rows, len(records))
+                have, tool, version, footer, section, mix = True, None, None, False, None, None
+                metadata, rows, keys = {}, [], set()
+            metadata["Units"] = line.lstrip("* ").strip()
 
-    def section(self, m: re.Match[str], number: int) -> None:
-        cur = self.current
-        name = m["section"]
-        if cur is None or cur.footer or (name == "Read" and cur.rows):
-            cur = self.start(number)
-        if name == "Mix":
-            cur.section = "mixed"
-            ratio = _MIX_RATIO.search(m["rest"])
-            cur.mix_read_pct = min(100.0, float(ratio["read"])) if ratio else None
-        else:
-            cur.section = name.lower()
+        elif first == "C" and (m := _CDM_HEADER.match(line)) or first == "K" and (m := _KDM_HEADER.match(line)):
+            if rows and not foreign:
+                records += _records(tool, version, metadata, rows, len(records))
+            have, foreign, footer, section, mix = True, False, False, None, None
+            metadata, rows, keys = {}, [], set()
+            if first == "C":
+                tool, version = "crystaldiskmark", m["version"].strip()
+            else:
+                tool, version = "kdiskmark", m["version"]
+            if header_line is None:
+                header_line = number
 
-    def take(self, key: tuple[str, str, int, int, int], number: int) -> _Result:
-        """The result a test line belongs to: a repeated line or one after the footer starts the next."""
-        cur = self.current
-        if cur is None or cur.footer or key in cur.keys:
-            section, mix = (cur.section, cur.mix_read_pct) if cur is not None and not cur.footer else (None, None)
-            cur = self.start(number)
-            cur.section, cur.mix_read_pct = section, mix
-        cur.keys.add(key)
-        return cur
+        elif first == "F" and (m := _FIO_LINE.match(line)):
+            if have:
+                metadata["fio"] = m["fio"].strip()
 
-    def test_line(self, line: str, number: int) -> None:
-        """A line starting with S or R outside a look-alike tool's block: a test line of any layout, or junk."""
-        colon = line.find(":")  # every test line has one before its figures
-        if colon < 0:
-            return
-        label = _new_label(line[:colon])
-        if label is None:
-            if m := _ROW_OLD.match(line):  # no 7.x+ label can be a 3.x-6.x one
-                self.old_row(m, number)
-            return
-        figures = _FIGURES_AT.match(line, colon)
-        if figures is None:
-            return
-        pattern, size, q, t, shape, label_text = label
-        if not size:
-            return
-        cur = self.current
-        section = cur.section if cur is not None and not cur.footer else None
-        if section is None:
-            self.orphan_line = self.orphan_line or number
-            return
-        cur = self.take((section, pattern, size, q, t), number)
-        inferred: list[str] = []
-        read_pct = _SECTION_READ_PCT.get(section)
-        if read_pct is None:
-            read_pct = cur.mix_read_pct
-            if read_pct is None:
-                read_pct = DEFAULT_MIX_READ_PCT
-                inferred.append("read_pct")
-        self.add_row(cur, figures.groups(), number, label_text, shape, pattern, section, read_pct, size, q, t, inferred)
+        elif ("DiskMark" in line or first == "F") and _FOREIGN_HEADER.match(line):
+            if rows and not foreign:
+                records += _records(tool, version, metadata, rows, len(records))
+            have, tool, version, foreign, footer, section, mix = True, None, None, True, False, None, None
+            metadata, rows, keys = {}, [], set()
 
-    def old_row(self, m: re.Match[str], number: int) -> None:
-        pattern = "sequential" if m["kind"] == "Sequential" else "random"
-        operation = m["op"].lower()
-        layout = _old_layout(pattern, m["size"], m["size_unit"], m["params"])
-        if layout is None:
-            return
-        size, q, t, inferred, shape = layout
-        cur = self.take((operation, pattern, size, q, t), number)
-        read_pct = 100.0 if operation == "read" else 0.0
-        label = " ".join(m[0].partition(":")[0].split())
-        self.add_row(cur, m.groups()[-5:], number, label, shape, pattern, operation, read_pct, size, q, t, inferred)
+        elif first == "C" and have and not foreign and line.startswith("Comment"):  # the footer key starting with C
+            key_text, colon_text, value_text = line.partition(":")
+            if colon_text and len(value_text) <= _FOOTER_VALUE_MAX and key_text.rstrip() == "Comment":
+                metadata.setdefault("Comment", value_text.strip())
+                footer = True
 
-    def add_row(
-        self,
-        cur: _Result,
-        figures: tuple[str, str, str | None, str | None, str | None],
-        number: int,
-        label: str,
-        shape: str,
-        pattern: str,
-        operation: str,
-        read_pct: float,
-        size: int,
-        q: int,
-        t: int,
-        inferred: list[str],
-    ) -> None:
-        value_text, unit, iops_text, latency_text, latency_unit = figures  # the _FIGURES groups
-        value = float(value_text)
-        iops = float(iops_text) if iops_text is not None else None
-        if value == 0 and not iops:
-            self.zero_rows += 1  # a slot CDM prints for a test that was not run
-            return
-        latency = float(latency_text) if latency_text is not None else None
-        cur.rows.append(
-            (shape, value, _UNIT[unit], iops, size, number, label, pattern, operation, read_pct, q, t, latency,
-             "ms" if latency_unit == "ms" else "us", inferred)
-        )  # fmt: skip
+    if rows and not foreign:
+        records += _records(tool, version, metadata, rows, len(records))
+    if records:
+        return records
+    if orphan_line is not None:
+        raise ParseError(
+            "test result line outside a [Read]/[Write]/[Mix] section: its direction is unknown", orphan_line
+        )
+    if zero_rows:
+        raise ParseError("every test line reads 0 MB/s: no test was run", header_line or 1)
+    if header_line is not None:
+        raise ParseError("CrystalDiskMark/KDiskMark header without any test result line", header_line)
+    raise ParseError("no CrystalDiskMark or KDiskMark test result line found", 1)
 
 
-@lru_cache(maxsize=1024)
-def _new_label(text: str) -> tuple[str, int, int, int, str, str] | None:
-    """(pattern, block size (0: none), queue depth, threads, shape, label) of a 7.x-9.x/KDiskMark test label."""
-    m = _LABEL_NEW.fullmatch(text)
-    if m is None:
+def _old_row(m: re.Match[str], number: int, label: _Label, operation: str, inferred: list[str]) -> _Row | None:
+    """A 3.x-6.x test line's row, or None for a test that was not run (all zero)."""
+    value_text, unit, iops_text, latency_text, latency_unit = m.groups()[-5:]  # the _FIGURES groups
+    value = float(value_text)
+    iops = float(iops_text) if iops_text is not None else None
+    if value == 0 and not iops:
         return None
-    kind, sep, size_text, gap, size_unit, q, t = m.groups()
-    if kind in ("SEQ", "RND"):
-        shape = "8.x-9.x"
-    elif gap:
-        # KDiskMark puts a space between number and unit; 3.x right-justifies the number to 3 places.
-        shape = "kdiskmark 3.x" if len(sep) >= 2 else "kdiskmark 1.x-2.x"
-    else:
-        shape = "7.x"
-    pattern = "sequential" if kind in ("SEQ", "Sequential") else "random"
-    size = int(size_text) * _SIZE_FACTOR[size_unit[0]]
-    return pattern, size, int(q), int(t), shape, " ".join(text.split())
+    latency = float(latency_text) if latency_text is not None else None
+    read_pct = 100.0 if operation == "read" else 0.0
+    return (label, value, _UNIT[unit], iops, number, operation, operation, read_pct, latency,
+            "ms" if latency_unit == "ms" else "us", inferred)  # fmt: skip
+
+
+# Every ASCII digit as 0: a text's shape, to which _FIGURES answers as to the text (it has no digit literal).
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+# _figure_spans's results by the shape (UTF-8) of a test line's text from its colon on.
+_FIGURE_SHAPES: dict[bytes, _Figures | None] = {}
+_SHAPES_MAX = 4096
+
+
+def _figure_spans(figures: str, shape: bytes) -> _Figures | None:
+    if len(_FIGURE_SHAPES) >= _SHAPES_MAX:
+        _FIGURE_SHAPES.clear()
+    spans: _Figures | None = None
+    m = _FIGURES_AT.match(figures)
+    if m is not None:
+        i0, i1 = m.span("iops") if m["iops"] is not None else (None, None)
+        l0, l1 = m.span("latency") if m["latency"] is not None else (None, None)
+        latency_unit = "ms" if m["latency_unit"] == "ms" else "us"
+        spans = (*m.span("value"), i0, i1, l0, l1, _UNIT[m["unit"]], latency_unit)
+    _FIGURE_SHAPES[shape] = spans
+    return spans
+
+
+# _new_label's results by label text: a file holds a few distinct labels, and files of one machine the same ones.
+_LABELS: dict[str, _Label | bool | None] = {}
+_LABELS_MAX = 4096
+
+
+def _new_label(text: str) -> _Label | bool | None:
+    """(pattern, block size, queue depth, threads, shape, label, {section: key}) of a 7.x-9.x/KDiskMark test label;
+    None for other text, False for a label of block size 0 (no test line either, but no 3.x-6.x one to try).
+
+    A key tells the test lines of a result apart: a repeated one starts the next result. It is a string (its hash
+    is kept) made once per label and section."""
+    if len(_LABELS) >= _LABELS_MAX:
+        _LABELS.clear()
+    label: _Label | bool | None = None
+    m = _LABEL_NEW.fullmatch(text)
+    if m is not None:
+        kind, sep, size_text, gap, size_unit, q, t = m.groups()
+        if kind in ("SEQ", "RND"):
+            shape = "8.x-9.x"
+        elif gap:
+            # KDiskMark puts a space between number and unit; 3.x right-justifies the number to 3 places.
+            shape = "kdiskmark 3.x" if len(sep) >= 2 else "kdiskmark 1.x-2.x"
+        else:
+            shape = "7.x"
+        pattern = "sequential" if kind in ("SEQ", "Sequential") else "random"
+        size = int(size_text) * _SIZE_FACTOR[size_unit[0]]
+        q_n, t_n = int(q), int(t)
+        keys = {section: f"{section}|{pattern}|{size}|{q_n}|{t_n}" for section in ("read", "write", "mixed")}
+        label = (pattern, size, q_n, t_n, shape, " ".join(text.split()), keys) if size else False
+    _LABELS[text] = label
+    return label
 
 
 def _size_bytes(number: str, unit: str) -> int | None:
@@ -445,13 +557,16 @@ def _kdiskmark_kib_basis(rows: list[_Row]) -> bool:
 
     Only lines whose printed figures are precise enough to tell 2.4 % apart vote (IOPS print 1 decimal)."""
     ratios = [
-        value * 1e6 / (iops * size)
-        for _, value, unit, iops, size, *_ in rows
-        if iops and iops >= 50 and value >= 0.5 and unit == "MB/s"
+        row[1] * 1e6 / (row[3] * row[0][1])  # value / (iops x block size)
+        for row in rows
+        if row[3] and row[3] >= 50 and row[1] >= 0.5 and row[2] == "MB/s"
     ]
     if not ratios:
         return True
-    median = statistics.median(ratios)
+    # statistics.median's arithmetic, without its type dispatch (a tenth of a KDiskMark file's parse)
+    ratios.sort()
+    half = len(ratios) // 2
+    median = ratios[half] if len(ratios) % 2 else (ratios[half - 1] + ratios[half]) / 2
     return abs(median - 1 / 1.024) < abs(median - 1.0)
 
 
@@ -481,77 +596,66 @@ def _duration_s(metadata: dict[str, str]) -> float | None:
     return None
 
 
-def _records(result: _Result, first_run: int) -> list[IoRecord]:
-    rows = result.rows
-    shapes = [row[0] for row in rows]
-    tool = result.tool or ("kdiskmark" if all(s.startswith("kdiskmark") for s in shapes) else "crystaldiskmark")
-    version, version_inferred = result.version, False
-    if version is None:
-        version, version_inferred = _version_from_shapes(shapes), True
-    metadata = dict(result.metadata)
+_IOPS = itemgetter(3)  # of a _Row
+_KIB_FACTOR = {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}  # printed unit -> MB
+_BYTES_PER_S = {"KiB/s": KIB, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
+
+
+def _records(
+    tool: str | None, version: str | None, metadata: dict[str, str], rows: list[_Row], first_run: int
+) -> list[IoRecord]:
+    """The records of one result's rows: `metadata` (the result's own, read by nothing else once its result is
+    complete) is every record's, with the record's label."""
+    if tool is None:
+        tool = "kdiskmark" if all(row[0][4].startswith("kdiskmark") for row in rows) else "crystaldiskmark"
+    version_inferred = version is None
+    if version_inferred:
+        version = _version_from_shapes([row[0][4] for row in rows])
     kdiskmark = tool == "kdiskmark"
     kib_basis = kdiskmark and _kdiskmark_kib_basis(rows)
     if kib_basis:
-        metadata["throughput_basis"] = "KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s"
+        metadata = dict(metadata, throughput_basis="KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s")
     drive = _DRIVE.search(metadata.get("Test", ""))
     target = f"{drive['drive']}:" if drive else None
     started_at = _started_at(metadata.get("Date"))
     duration_s = _duration_s(metadata)
 
+    if not (version_inferred or kdiskmark) and None not in map(_IOPS, rows):
+        # CrystalDiskMark 7.x+ with its header: every figure as printed.
+        return [
+            IoRecord(  # positional, in _IO_FIELDS order; latency_min .. latency_p999 are not printed
+                tool, run_index, line, pattern, operation, read_pct, direction, size, t, q, iops, value, unit,  # type: ignore[arg-type]
+                latency_unit, latency, None, None, None, None, None, None, duration_s, version, target, started_at,
+                inferred, dict(metadata, Label=label), [], "count", "io",
+            )  # fmt: skip
+            for run_index, ((pattern, size, q, t, _, label, _), value, unit, iops, line, operation, direction,
+                            read_pct, latency, latency_unit, inferred) in enumerate(rows, first_run)
+        ]  # fmt: skip
+
     records = []
     run_index = first_run
-    for _, value, printed_unit, iops, size, line, label, pattern, operation, read_pct, q, t, latency, latency_unit, \
-            inferred in rows:  # fmt: skip
+    for (pattern, size, q, t, _, label, _), value, unit, iops, line, operation, direction, read_pct, latency, \
+            latency_unit, inferred in rows:  # fmt: skip
         # `inferred` is this line's own list (made per line, read once): the record takes it over.
         if version_inferred:
             inferred.append("tool_version")
         row_metadata = dict(metadata, Label=label)
-        throughput, unit = value, printed_unit
+        throughput = value
         if kib_basis:
-            throughput = value * KDISKMARK_MB_IN_KIB * {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}[printed_unit]
+            throughput = value * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[unit]
+            row_metadata["printed_throughput"] = f"{value:.3f} {unit}"
             unit = "KiB/s"
-            row_metadata["printed_throughput"] = f"{value:.3f} {printed_unit}"
         if iops is None:
-            factor = {"KiB/s": KIB, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}[unit]
-            iops = throughput * factor / size
+            iops = throughput * _BYTES_PER_S[unit] / size
             inferred.append("iops")
-        mixed = operation == "mixed"
-        if mixed and kdiskmark:
+        if kdiskmark and direction == "total":
             row_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
         records.append(
-            IoRecord(  # positional, in _IO_FIELDS order
-                tool,
-                run_index,
-                line,
-                pattern,  # type: ignore[arg-type]
-                operation,  # type: ignore[arg-type]
-                read_pct,
-                "total" if mixed else operation,  # type: ignore[arg-type]
-                size,
-                t,
-                q,
-                iops,
-                throughput,
-                unit,
-                latency_unit,
-                latency,  # latency_avg
-                None,  # latency_min .. latency_p999: not printed
-                None,
-                None,
-                None,
-                None,
-                None,
-                duration_s,
-                version,
-                target,
-                started_at,
-                inferred,
-                row_metadata,
+            IoRecord(  # positional, in _IO_FIELDS order; latency_min .. latency_p999 are not printed
+                tool, run_index, line, pattern, operation, read_pct, direction, size, t, q, iops, throughput,  # type: ignore[arg-type]
+                unit, latency_unit, latency, None, None, None, None, None, None, duration_s, version, target,
+                started_at, inferred, row_metadata, [], "count", "io",
             )
-        )
+        )  # fmt: skip
         run_index += 1
     return records
-
-
-def parse(text: str) -> list[IoRecord]:
-    return _Parser().run(text)
