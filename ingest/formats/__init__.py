@@ -59,9 +59,9 @@ def detect(text: str) -> tuple[str, float] | None:
     return found[0] if found else None
 
 
-def detect_all(text: str) -> list[tuple[str, float]]:
-    """Every format confident enough about `text`, the most likely first (ties: registry order)."""
-    scores = [(name, mod.detect(text)) for name, mod in registry().items()]
+def detect_all(text: str, besides: str | None = None) -> list[tuple[str, float]]:
+    """Every format (but `besides`) confident enough about `text`, the most likely first (ties: registry order)."""
+    scores = [(name, mod.detect(text)) for name, mod in registry().items() if name != besides]
     return sorted((s for s in scores if s[1] >= MIN_CONFIDENCE), key=lambda s: -s[1])
 
 
@@ -107,7 +107,7 @@ def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:
             # before the head's end (a line cut there), not again from where it starts.
             tail = max(_offset_of_line(text, last), WHOLE_TEXT_DETECTED - _HEAD_OVERLAP)
             parts.append(text[text.rfind("\n", 0, tail) + 1 :])
-        others = others | {name for part in parts if part.strip() for name, _ in detect_all(part)}
+        others = others | {name for part in parts if part.strip() for name, _ in detect_all(part, besides=fmt)}
     for other in sorted(others - {fmt}):
         try:
             other_records = registry()[other].parse(text)
