@@ -74,7 +74,6 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import islice
 
 from ingest.errors import ParseError
 from ingest.formats import fio_json
@@ -85,7 +84,8 @@ from ingest.textio import size_to_bytes
 NAME = "fio_text"
 TOOL = "fio"
 
-_NUM = r"[0-9]{1,20}(?:\.[0-9]{1,12})?"
+# (the optional decimals as an alternative with an empty one: the same matches, cheaper for re)
+_NUM = r"[0-9]{1,20}(?:\.[0-9]{1,12}|)"
 _HEADER = re.compile(r"^(?P<name>.{0,512}?): \(g=(?P<g>[0-9]{1,9})\): rw=(?P<rw>[a-z]{1,16}),\s*(?P<rest>.*)$")
 _RESULT = re.compile(
     r"^(?P<name>.{0,512}?): \(groupid=(?P<g>[0-9]{1,9}), jobs=(?P<jobs>[0-9]{1,9})\): "
@@ -93,14 +93,20 @@ _RESULT = re.compile(
 )
 _VERSION = re.compile(r"^fio[- ]v?([0-9]{1,3}\.[0-9]{1,3}[0-9A-Za-z.+_-]{0,40})\s*$")
 _STARTING = re.compile(r"^Starting ([0-9]{1,9}) (?:process|thread)")
-# Also part of _SECTION, which matches it in the text: hence `[^\S\n]` (on a stripped line, `\s`).
-_DIR3_LINE = (
-    rf"(?P<dir>read|write|trim|mixed)[^\S\n]*: IOPS=(?P<iops>{_NUM})(?P<ik>[kMGTPE]?), "
-    rf"BW=(?P<bw>{_NUM})(?P<bwp>[kKMGTPE]?i?)(?P<bwu>B|bit)/s"
-    rf"(?: \((?P<bw2>{_NUM})(?P<bwp2>[kKMGTPE]?i?)(?P<bwu2>B|bit)/s\))?"
-    rf"(?:\((?P<io>{_NUM})(?P<iop>[kKMGTPE]?i?)B/(?P<run>[0-9]{{1,12}})msec\))?"
-)
-_DIR3 = re.compile("^" + _DIR3_LINE)
+
+
+def _dir3_line(p: str = "") -> str:
+    """fio 3's direction line, its groups prefixed `p`. Also part of the fast readers' patterns, which match it
+    in the text: hence `[^\\S\\n]` (on a stripped line, `\\s`)."""
+    return (
+        rf"(?P<{p}dir>read|write|trim|mixed)[^\S\n]*: IOPS=(?P<{p}iops>{_NUM})(?P<{p}ik>[kMGTPE]?), "
+        rf"BW=(?P<{p}bw>{_NUM})(?P<{p}bwp>[kKMGTPE]?i?)(?P<{p}bwu>B|bit)/s"
+        rf"(?: \((?P<{p}bw2>{_NUM})(?P<{p}bwp2>[kKMGTPE]?i?)(?P<{p}bwu2>B|bit)/s\))?"
+        rf"(?:\((?P<{p}io>{_NUM})(?P<{p}iop>[kKMGTPE]?i?)B/(?P<{p}run>[0-9]{{1,12}})msec\))?"
+    )
+
+
+_DIR3 = re.compile("^" + _dir3_line())
 _DIR2 = re.compile(
     rf"^(?P<dir>read|write|trim|mixed)\s*: io=(?P<io>{_NUM})(?P<iop>[KMGTPE]?i?)B, "
     rf"bw=(?P<bw>{_NUM})(?P<bwp>[KMGTPE]?i?)(?P<bwu>B|bit)/s, "
@@ -113,8 +119,9 @@ _LAT_STAT = re.compile(
 _PCT_HEAD = re.compile(r"^(?P<kind>[a-z ]{1,40}?) percentiles \((?P<unit>nsec|usec|msec)\)\s*:")
 _PCT_ENTRY = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,6})?)th=\[\s*([0-9]{1,20})\]")
 _LAT_DIST = re.compile(r"^lat \((?P<unit>nsec|usec|msec)\)\s*:\s*(?P<entries>(?:>=)?[0-9].*)$")
-# (the lookahead makes re give up sooner where no entry starts: same matches, ~15% fewer instructions)
-_DIST_ENTRY = re.compile(r"(?=[>0-9])(>=)?([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4})?)%")
+# (the lookahead makes re give up sooner where no entry starts, and optional parts written as alternatives with
+# an empty one, `(>=|)`, are cheaper for re: the same matches and findall() tuples)
+_DIST_ENTRY = re.compile(r"(?=[>0-9])(>=|)([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4}|))%")
 _ISSUED3 = re.compile(r"^issued rwts?\s*: total=([0-9]{1,20}),([0-9]{1,20})")
 _ISSUED2 = re.compile(r"^issued\s*: total=r=([0-9]{1,20})/w=([0-9]{1,20})")
 _DEPTH = re.compile(r"^latency\s*: target=.{0,80}depth=([0-9]{1,9})")
@@ -162,6 +169,9 @@ class _Header:
     ioengine: str | None = None
     iodepth: int | None = None
     clones_hint: bool = False  # a `...` line: numjobs > 1
+    # What `_records` makes of a header that settles pattern, operation, block sizes and queue depth by itself (rw
+    # in _RW, fixed sizes, an iodepth no engine caps): them, and the metadata they add.
+    settled: tuple[str, str, dict[str, str], int, int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -204,6 +214,11 @@ class _Invocation:
 
 
 def detect(text: str) -> float:
+    # Each pattern below needs one of these literals (`: (groupid=`, `: (g=`; `: IOPS=`, `: io=`): without them,
+    # as in another tool's text, one scan decides (re finds the literal prefix `: ` at str.find's pace, faster
+    # than str.find finds short needles such as `: (g`).
+    if _LITERALS.search(text, 0, 65536) is None:
+        return 0.0
     head = text[:65536]
     if '"fio version"' in head and '"jobs"' in head and "(groupid=" not in head:
         return 0.0  # fio JSON
@@ -219,6 +234,7 @@ def detect(text: str) -> float:
     return 0.0
 
 
+_LITERALS = re.compile(r": (?:\(g|IOPS=|io=)")
 _RESULT_SEARCH = re.compile(r": \(groupid=[0-9]{1,9}, jobs=[0-9]{1,9}\): err=")
 _HEADER_SEARCH = re.compile(r": \(g=[0-9]{1,9}\): rw=[a-z]{1,16}, ")
 # Searched from their first literal, then checked to start a line: a MULTILINE `^` in front would make
@@ -239,7 +255,7 @@ def _starts_line(pattern: re.Pattern[str], text: str, lead: re.Pattern[str] | No
 
 def parse(text: str) -> list[IoRecord]:
     invocations = _read(text)
-    if '"fio version"' in text:
+    if "{" in text and '"fio version"' in text:  # (a one-character needle is found at memchr's pace)
         _refuse_copy_of_json(text, invocations)
     records: list[IoRecord] = []
     run_index = 0
@@ -295,8 +311,9 @@ def _first(text: str) -> int:
 
 
 def _read(text: str) -> list[_Invocation]:
-    """Line by line, except where the fast readers below take a run of job blocks (`_read_block_body`) or of
-    group summaries (`_RUN_STATUS`) in the shape fio prints them: same result, a few regex calls per block."""
+    """Line by line, except where the fast readers below take a run of job blocks (`_read_block_body`, then
+    `_read_next_block`), of job header lines (`_HEADER_AT`) or of group summaries (`_RUN_STATUS`) in the shape
+    fio prints them: same result, about one regex call per block or line."""
     invocations: list[_Invocation] = [_Invocation()]
     inv = invocations[0]
     block: _Block | None = None
@@ -313,27 +330,19 @@ def _read(text: str) -> list[_Invocation]:
         return fresh
 
     noted = CAPPED_NOTE in text
-    lines = text.split("\n")
-    numbered = enumerate(lines, 1)
-    # Offsets in text, for the fast readers, are counted only when they need one: lines[:counted] end at
-    # `counted_end` (where the next line starts).
-    counted = counted_end = 0
-
-    def line_end(lineno: int) -> int:
-        """Where the line after line `lineno` starts."""
-        nonlocal counted, counted_end
-        counted_end += sum(map(len, lines[counted:lineno])) + lineno - counted
-        counted = lineno
-        return counted_end
-
-    def skip_to(lineno: int, end: int) -> None:
-        """The fast readers took the text up to `end`, where the line after line `lineno` starts."""
-        nonlocal counted, counted_end
-        next(islice(numbered, lineno - counted - 1, None), None)
-        counted, counted_end = lineno, end
-
-    for lineno, raw in numbered:
-        line = raw.strip()
+    # The lines of text.split("\n"), cut one at a time: the fast readers take most of a file, so most lines
+    # are never cut. `end`: where the line after line `lineno` starts (past the text after the last line).
+    size = len(text)
+    lineno = 0
+    end = 0
+    while end <= size:
+        lineno += 1
+        start = end
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        line = text[start:end].strip()
+        end += 1
         if not line or len(line) > 4096:
             continue  # blank, or not fio's output
         # Each pattern is tried only on lines that can hold it (its first character, a literal it needs),
@@ -347,7 +356,8 @@ def _read(text: str) -> list[_Invocation]:
         pct_target = None
         job_line = "(g" in line  # `name: (groupid=...` and `name: (g=...` both hold it
 
-        if job_line and (m := _RESULT.match(line)):
+        # (`_RESULT` needs "(groupid=": looked for first, since its lazy name makes it try every position)
+        if job_line and "(groupid=" in line and (m := _RESULT.match(line)):
             if inv.finished:
                 inv = new_invocation()
             block = _new_block(m, lineno)
@@ -355,22 +365,16 @@ def _read(text: str) -> list[_Invocation]:
             direction = None
             in_disk_stats = False
             # Its body, and the blocks right after it, while they are in the shape `_read_block_body` knows.
-            end = line_end(lineno)
-            body = _read_block_body(text, end, block, noted)
             last = lineno  # the last line taken
-            while body:
+            if body := _read_block_body(text, end, block, noted):
                 last += text.count("\n", end, body[0])
                 end, direction = body
-                if (m := _RESULT_AT.match(text, end)) is None:
-                    break
-                following = _new_block(m, last + 1)
-                if body := _read_block_body(text, m.end(), following, noted):
-                    inv.blocks.append(following)
-                    block = following
-                    last += 1
-                    end = m.end()
-            if last > lineno:
-                skip_to(last, end)
+                while taken := _read_next_block(text, end, last + 1, noted):
+                    block, after, direction = taken
+                    inv.blocks.append(block)
+                    last += text.count("\n", end, after)
+                    end = after
+            lineno = last  # the line reader goes on after the text taken (up to `end`)
             continue
 
         if lead in "rwtm" and (m := _DIR3.match(line) or _DIR2.match(line)):
@@ -423,6 +427,16 @@ def _read(text: str) -> list[_Invocation]:
             last_header = _header(m, lineno)
             inv.headers.setdefault((last_header.name, last_header.groupid), last_header)
             in_disk_stats = False
+            # The header lines right after it (and their `...` lines), while in the shape `_HEADER_AT` knows.
+            while (m := _HEADER_AT.match(text, end)) is not None and "(groupid=" not in m[0]:
+                if m["dots"]:  # the `...` line under the header before
+                    lineno += 1
+                    if not inv.blocks:
+                        last_header.clones_hint = True
+                lineno += 1
+                last_header = _header(m, lineno)
+                inv.headers.setdefault((last_header.name, last_header.groupid), last_header)
+                end = m.end()
             continue
         if line == "...":
             if last_header is not None and not inv.blocks:
@@ -446,10 +460,10 @@ def _read(text: str) -> list[_Invocation]:
             block = direction = None
             # The group summaries after it (`READ: bw=...`, more `Run status group` lines, blank lines) are
             # lines this loop skips (no need to read them one by one), unless `_plain` says otherwise.
-            end = line_end(lineno)
-            summary = _RUN_STATUS.match(text, end).end() if end < len(text) else end
+            summary = _RUN_STATUS.match(text, end).end() if end < size else end
             if summary > end and not in_disk_stats and _plain(text, end, summary, noted):
-                skip_to(lineno + text.count("\n", end, summary), summary)
+                lineno += text.count("\n", end, summary)
+                end = summary
             continue
         if lead == "D" and line.startswith("Disk stats"):
             inv.finished = True
@@ -461,34 +475,50 @@ def _read(text: str) -> list[_Invocation]:
     return [inv for inv in invocations if inv.blocks]
 
 
-# The fast readers. A job block's body as fio prints it is read a direction section at a time, then the job's
-# trailer: one regex call per section instead of several per line. They read exactly what the line reader
-# would, because each line of these shapes is indented with spaces or tabs only, shorter than the 4096
-# characters the line reader takes, and starts with the keyword that decides, in the line reader's order,
-# which pattern reads it (the figures are read with the same sub-patterns), given what `_read_block_body`
-# checks on the whole body (`_plain`, no "min=" on a distribution line). Anything else goes line by line.
+# A job header line as `_HEADER` reads it from the stripped line, the `...` line under the header before it
+# included, in the shape fio prints them: a name without white space or colon (so that no pattern the line
+# reader tries before `_HEADER` can match the line, given no "(groupid=" in it), no white space at the ends,
+# shorter than the 4096 characters the line reader takes.
+_HEADER_AT = re.compile(
+    r"(?P<dots>\.\.\.\n)?(?P<name>[^\s:]{1,256}): \(g=(?P<g>[0-9]{1,9})\): rw=(?P<rw>[a-z]{1,16}),[ \t]{0,64}"
+    r"(?P<rest>\S(?:[^\n]{0,3000}\S)?)\n"
+)
+
+
+# The fast readers. A job block as fio prints it (its `(groupid=` line, a section per direction, the job's
+# trailer) is read with one regex call (`_NEXT_BLOCK`, `_BODY`), or, in rarer shapes (fio 2's direction line,
+# more than two directions), a section at a time. They read exactly what the line reader would, because each
+# line of these shapes is indented with spaces or tabs only, shorter than the 4096 characters the line reader
+# takes, and starts with the keyword that decides, in the line reader's order, which pattern reads it (the
+# figures are read with the same sub-patterns), given what `_take_body` checks on the whole body (no
+# `name: (groupid=` or `name: (g=` line, nor fio's capped-depth note, no "min=" on a distribution line). Anything
+# else goes line by line.
 
 
 def _new_block(m: re.Match[str], lineno: int) -> _Block:
     """The block a `name: (groupid=G, jobs=N): err= 0: pid=1: <date>` line starts."""
-    name, groupid, jobs, error, rest = m.group("name", "g", "jobs", "err", "rest")
+    return _block_of(*m.group("name", "g", "jobs", "err", "rest"), lineno)
+
+
+def _block_of(name: str, groupid: str, jobs: str, error: str, rest: str, lineno: int) -> _Block:
     if "]" in name:  # glued to a `Jobs: ...[eta 00m:00s]` progress line
         name = name.rsplit("]", 1)[1].strip()
-    block = _Block(name=name, groupid=int(groupid), jobs=max(1, int(jobs)), line=lineno, error=int(error))
+    reported_at = None
     _, pid, after = rest.partition(": pid=")
     if pid:
-        _, colon, reported_at = after.partition(": ")
+        _, colon, after = after.partition(": ")
         if colon:
-            block.reported_at = reported_at.strip() or None
-    return block
+            reported_at = after.strip() or None
+    return _Block(name, int(groupid), max(1, int(jobs)), lineno, int(error), False, reported_at)
 
 
 # `_RESULT` on a line of the text as the line reader strips it: from its first character, which is neither
 # space nor `|`, to its end (trailing spaces only reach `rest`, where `_new_block` strips them).
-_RESULT_AT = re.compile(
+_RESULT_AT_PATTERN = (
     r"(?=[^\s|])(?P<name>[^\n]{0,512}?): \(groupid=(?P<g>[0-9]{1,9}), jobs=(?P<jobs>[0-9]{1,9})\): "
     r"err=[^\S\n]*(?P<err>-?[0-9]{1,9})(?P<rest>[^\n]{0,3000})\n"
 )
+_RESULT_AT = re.compile(_RESULT_AT_PATTERN)
 
 _IND = r"[ \t]{0,16}"
 _EOL = r"[^\n]{0,400}\n"
@@ -511,46 +541,157 @@ _FIO_POINTS = (
 )  # fmt: skip
 
 
-def _fio_percentiles() -> str:
+def _fio_percentiles(p: str) -> str:
     """The `|` lines of fio's default percentile_list, four points to a line, the ones records use captured
-    (`p50_00` ...): no other point can be keyed like them, so these are the values the line reader keeps."""
+    (`p50_00` ..., prefixed `p`): no other point can be keyed like them, so these are the values the line
+    reader keeps."""
     lines = []
     for row in range(0, len(_FIO_POINTS), 4):
         entries = []
         for point in _FIO_POINTS[row : row + 4]:
-            value = rf"(?P<p{point.replace('.', '_')}>[0-9]{{1,20}})" if point in _PCT_KEYS else "[0-9]{1,20}"
+            value = rf"(?P<{p}p{point.replace('.', '_')}>[0-9]{{1,20}})" if point in _PCT_KEYS else "[0-9]{1,20}"
             entries.append(rf"[ \t]{{0,8}}{re.escape(point)}th=\[[ \t]{{0,20}}{value}\]")
         lines.append(rf"{_IND}\|{','.join(entries)},?[ \t]{{0,8}}\n")
     return "".join(lines)
 
 
-_SECTION = re.compile(
-    rf"{_IND}(?:{_DIR3_LINE}{_EOL}|(?P<dirline>(?:read|write|trim|mixed){_EOL}))"
-    rf"(?:{_IND}slat[ \t]{{1,8}}\((?:nsec|usec|msec)\)[ \t]{{0,8}}:{_EOL})?"
-    rf"(?:{_stat_line('clat', 'c')})?"
-    rf"(?:{_stat_line('lat', 't')})?"
-    rf"(?:{_IND}(?P<pk>clat|lat|slat) percentiles \((?P<pu>nsec|usec|msec)\)[ \t]{{0,8}}:[ \t]{{0,8}}\n"
-    rf"(?:{_fio_percentiles()}|(?P<pct>(?:{_IND}\|[^\n]{{0,2000}}\n){{1,64}})))?"
-    rf"(?:{_IND}bw[ \t]{{0,4}}\([ \t]{{0,8}}[A-Za-z/ ]{{1,12}}\)[ \t]{{0,8}}:{_EOL})?"
-    rf"(?:{_IND}iops[ \t]{{0,16}}:{_EOL})?"
-)
-_TRAILER = re.compile(
-    rf"(?P<dist>(?:{_IND}lat \((?:nsec|usec|msec)\)[ \t]{{0,8}}:[ \t]{{0,8}}(?:>=)?[0-9]{_EOL}){{0,16}})"
-    rf"(?:{_IND}cpu[ \t]{{0,16}}:{_EOL})?"
+def _section(p: str, dirline: bool) -> str:
+    """A direction's section: its direction line (with `dirline`, any line that starts with a direction, in
+    group `dirline`: fio 2's, read by `_DIR2`), the lines under it; its groups prefixed `p`, all named. Its
+    lines after the first are optional, so re would never backtrack into one it took: possessive (`?+`), the
+    same match, about half the work."""
+    first = rf"{_dir3_line(p)}{_EOL}"
+    if dirline:
+        first = rf"(?:{first}|(?P<{p}dirline>(?:read|write|trim|mixed){_EOL}))"
+    return (
+        rf"{_IND}{first}"
+        rf"(?:{_IND}slat[ \t]{{1,8}}\((?:nsec|usec|msec)\)[ \t]{{0,8}}:{_EOL})?+"
+        rf"(?:{_stat_line('clat', p + 'c')})?+"
+        rf"(?:{_stat_line('lat', p + 't')})?+"
+        rf"(?:{_IND}(?P<{p}pk>clat|lat|slat) percentiles \((?P<{p}pu>nsec|usec|msec)\)[ \t]{{0,8}}:[ \t]{{0,8}}\n"
+        rf"(?:{_fio_percentiles(p)}|(?P<{p}pct>(?:{_IND}\|[^\n]{{0,2000}}\n){{1,64}})))?+"
+        rf"(?:{_IND}bw[ \t]{{0,4}}\([ \t]{{0,8}}[A-Za-z/ ]{{1,12}}\)[ \t]{{0,8}}:{_EOL})?+"
+        rf"(?:{_IND}iops[ \t]{{0,16}}:{_EOL})?+"
+    )
+
+
+_SECTION = re.compile(_section("", dirline=True))
+# Each optional part starts with a keyword the parts after it cannot start with (and `IO depths`, `issued`
+# are not optional): backtracking into one finds no other match, hence possessive.
+_TRAILER_PATTERN = (
+    rf"(?P<dist>(?:{_IND}lat \((?:nsec|usec|msec)\)[ \t]{{0,8}}:[ \t]{{0,8}}(?:>=)?[0-9]{_EOL}){{0,16}}+)"
+    rf"(?:{_IND}cpu[ \t]{{0,16}}:{_EOL})?+"
     rf"{_IND}IO depths[ \t]{{0,8}}:(?P<iod>[^\n]{{0,400}})\n"
-    rf"(?:{_IND}submit[ \t]{{0,8}}:{_EOL})?"
-    rf"(?:{_IND}complete[ \t]{{0,8}}:{_EOL})?"
+    rf"(?:{_IND}submit[ \t]{{0,8}}:{_EOL})?+"
+    rf"(?:{_IND}complete[ \t]{{0,8}}:{_EOL})?+"
     rf"{_IND}issued(?: rwts?[ \t]{{0,8}}: total=(?P<r3>[0-9]{{1,20}}),(?P<w3>[0-9]{{1,20}})"
     rf"|[ \t]{{0,8}}: total=r=(?P<r2>[0-9]{{1,20}})/w=(?P<w2>[0-9]{{1,20}})){_EOL}"
     rf"(?:{_IND}latency[ \t]{{0,8}}: target=[^\n]{{0,80}}depth=(?P<depth>[0-9]{{1,9}}){_EOL})?"
 )
+_TRAILER = re.compile(_TRAILER_PATTERN)
+
+# A body of one or two fio 3 sections and the trailer, which is what the section-at-a-time reader below takes
+# from it (each part atomic, as each of its regex calls is; a section cannot start where the trailer does).
+_BODY_PATTERN = rf"(?>{_section('a', False)})(?>{_section('b', False)})?+(?>{_TRAILER_PATTERN})"
+_BODY = re.compile(_BODY_PATTERN)
+_NEXT_BLOCK = re.compile(rf"(?>{_RESULT_AT_PATTERN}){_BODY_PATTERN}")
+# Where their groups are in m.groups(): `_NEXT_BLOCK`'s five of the result line come first.
+_S_GROUPS = _BODY.groupindex["bdir"] - _BODY.groupindex["adir"]  # a section's groups
 _DIST_LINE = re.compile(r"lat \((nsec|usec|msec)\)([^\n]*)")
+# A `name: (groupid=` or `name: (g=` line holds it (re finds this literal twice as fast as str.find does)
+_JOB_LINE = re.compile(r": \(g")
 
 
 def _read_block_body(text: str, pos: int, block: _Block, noted: bool) -> tuple[int, _Direction] | None:
     """Fill the fresh `block` from the body that starts at `pos`, as the line reader would: (offset past the
     body, the last direction read), or None (block untouched) when the body is not in the known shape.
     `noted`: the text holds fio's capped-depth note somewhere."""
+    if (m := _BODY.match(text, pos)) is not None:
+        return _take_body(text, pos, m.end(), m.groups(), 0, block, noted)
+    return _read_sections(text, pos, block, noted)
+
+
+def _read_next_block(text: str, pos: int, lineno: int, noted: bool) -> tuple[_Block, int, _Direction] | None:
+    """The job block whose `(groupid=` line (line `lineno`) starts at `pos`, if in fio's shape: (the block,
+    offset past it, its last direction)."""
+    if (m := _NEXT_BLOCK.match(text, pos)) is None:
+        if (m := _RESULT_AT.match(text, pos)) is None:
+            return None
+        block = _new_block(m, lineno)
+        body = _read_sections(text, m.end(), block, noted)  # `_BODY` did not match it either
+        return None if body is None else (block, body[0], body[1])
+    # `_block_of` and `_take_body`, inlined (the hot path)
+    groups = m.groups()
+    end = m.end()
+    trailer = 5 + 2 * _S_GROUPS
+    dist: str = groups[trailer]  # type: ignore[assignment]
+    start = m.end(5) + 1  # the body's
+    if "min=" in dist or _JOB_LINE.search(text, start, end) or (noted and text.find(CAPPED_NOTE, start, end) >= 0):
+        return None
+    name, groupid, jobs, error, rest = groups[:5]
+    if "]" in name:  # type: ignore[operator]
+        name = name.rsplit("]", 1)[1].strip()  # type: ignore[union-attr]
+    reported_at = None
+    _, pid, after = rest.partition(": pid=")  # type: ignore[union-attr]
+    if pid:
+        _, colon, after = after.partition(": ")
+        if colon:
+            reported_at = after.strip() or None
+    direction = _section_direction(groups, 5)
+    dirs = {} if (key := groups[5]) == "trim" else {key: direction}
+    if (key := groups[5 + _S_GROUPS]) is not None:  # a second section
+        direction = _section_direction(groups, 5 + _S_GROUPS)
+        if key != "trim" and key not in dirs:
+            dirs[key] = direction
+    io_depths, r3, w3, r2, w2, depth = groups[trailer + 1 : trailer + 7]
+    block = _Block(
+        name,  # type: ignore[arg-type]
+        int(groupid),  # type: ignore[arg-type]
+        max(1, int(jobs)),  # type: ignore[arg-type]
+        lineno,
+        int(error),  # type: ignore[arg-type]
+        False,
+        reported_at,
+        dirs,  # type: ignore[arg-type]
+        _DIST_LINE.findall(dist),
+        (int(r3), int(w3)) if r3 is not None else (int(r2), int(w2)),  # type: ignore[arg-type]
+        None if depth is None else int(depth),
+        [io_depths],  # type: ignore[list-item]
+    )
+    return block, end, direction
+
+
+def _take_body(
+    text: str, start: int, end: int, groups: tuple[str | None, ...], at: int, block: _Block, noted: bool
+) -> tuple[int, _Direction] | None:
+    """`_read_block_body` of a body `_BODY` matched (text[start:end], its groups from groups[at])."""
+    second = at + _S_GROUPS
+    trailer = second + _S_GROUPS
+    dist: str = groups[trailer]  # type: ignore[assignment]
+    # What the line reader would read otherwise: "min=" on a distribution line, a `name: (groupid=` or
+    # `name: (g=` line (as `_plain`, which looks for `(g`: `_JOB_LINE` is as exact here, since no line of these
+    # shapes has `(g` elsewhere, and found at thrice the pace), fio's capped-depth note on a line it skips.
+    if "min=" in dist or _JOB_LINE.search(text, start, end) or (noted and text.find(CAPPED_NOTE, start, end) >= 0):
+        return None
+    dirs = block.dirs  # empty: the block is fresh
+    direction = _section_direction(groups, at)
+    if (key := groups[at]) != "trim":
+        dirs[key] = direction  # type: ignore[index]
+    if (key := groups[second]) is not None:  # a second section
+        direction = _section_direction(groups, second)
+        if key != "trim" and key not in dirs:
+            dirs[key] = direction
+    block.lat_dist = _DIST_LINE.findall(dist)
+    io_depths, r3, w3, r2, w2, depth = groups[trailer + 1 : trailer + 7]
+    block.io_depths.append(io_depths)  # type: ignore[arg-type]
+    block.issued = (int(r3), int(w3)) if r3 is not None else (int(r2), int(w2))  # type: ignore[arg-type]
+    if depth is not None:
+        block.depth = int(depth)
+    return end, direction
+
+
+def _read_sections(text: str, pos: int, block: _Block, noted: bool) -> tuple[int, _Direction] | None:
+    """`_read_block_body` a section at a time, for bodies `_BODY` does not take."""
     start = pos
     sections = []
     while s := _SECTION.match(text, pos):
@@ -566,24 +707,7 @@ def _read_block_body(text: str, pos: int, block: _Block, noted: bool) -> tuple[i
         return None
 
     for d, s in sections:
-        direction = _direction(d)
-        cu, cmin, cmink, cmax, cmaxk, cavg, tu, tmin, tmink, tmax, tmaxk, tavg, pk, pu, pct, p50, p95, p99, p999 = (
-            s.group(
-                "cu", "cmin", "cmink", "cmax", "cmaxk", "cavg", "tu", "tmin", "tmink", "tmax", "tmaxk", "tavg",
-                "pk", "pu", "pct", "p50_00", "p95_00", "p99_00", "p99_90",
-            )
-        )  # fmt: skip
-        if cu:  # as _scaled() reads them (inlined: this is the hot path)
-            direction.lat["clat"] = (cu, float(cmin) * _SI[cmink], float(cmax) * _SI[cmaxk], float(cavg))
-        if tu:
-            direction.lat["lat"] = (tu, float(tmin) * _SI[tmink], float(tmax) * _SI[tmaxk], float(tavg))
-        if pct is not None:  # another percentile_list
-            points = {}
-            for p, v in _PCT_ENTRY.findall(pct):
-                points[_pct_key(p)] = v
-            direction.pct[pk] = (pu, points)
-        elif pk:
-            direction.pct[pk] = (pu, {"50.00": p50, "95.00": p95, "99.00": p99, "99.90": p999})
+        direction = _direction(d, *_stats(s.group(*_STAT_GROUPS)))
         if d["dir"] != "trim" and d["dir"] not in block.dirs:
             block.dirs[d["dir"]] = direction
     r3, w3, r2, w2, depth, dist, io_depths = trailer.group("r3", "w3", "r2", "w2", "depth", "dist", "iod")
@@ -593,6 +717,58 @@ def _read_block_body(text: str, pos: int, block: _Block, noted: bool) -> tuple[i
     if depth is not None:
         block.depth = int(depth)
     return trailer.end(), direction
+
+
+# A section's groups after its direction line's, in the order `_stats` takes them.
+_STAT_GROUPS = (
+    "cu", "cmin", "cmink", "cmax", "cmaxk", "cavg", "tu", "tmin", "tmink", "tmax", "tmaxk", "tavg",
+    "pk", "pu", "p50_00", "p95_00", "p99_00", "p99_90", "pct",
+)  # fmt: skip
+
+
+def _section_direction(groups: tuple[str | None, ...], at: int) -> _Direction:
+    """The direction of a section `_BODY` matched, its groups from groups[at]: the direction line's, then
+    `_STAT_GROUPS`. (`_stats` and `_direction_of` of a fio 3 line, inlined: this is the hot path.)"""
+    _, iops, ik, bw, bwp, bwu, bw2, bwp2, bwu2, io, iop, run = groups[at : at + 12]
+    lat, pct = _stats(groups[at + 12 : at + _S_GROUPS])
+    runtime_ms = float(run) if run else None  # type: ignore[arg-type]
+    io_bytes = float(io) * _BYTES[iop, False] if io else None  # type: ignore[arg-type,index]
+    bits, factor, unit, to_bytes = _RATES[bwp, bwu, False]  # type: ignore[index]
+    value = float(bw) / 8 if bits else float(bw)  # type: ignore[arg-type]
+    tput = value * factor
+    note = None
+    if bw2:
+        bps = value * to_bytes
+        tput2, unit2, bps2 = _rate(float(bw2), bwp2, bwu2, False)  # type: ignore[arg-type]
+        if bps > 0 and bps2 > 0 and abs(bps / bps2 - 1) > 0.02 and io_bytes and runtime_ms:
+            # The two figures disagree beyond rounding: trust the one io / runtime agrees with.
+            measured = io_bytes * 1000 / runtime_ms
+            if abs(bps2 - measured) < abs(bps - measured):
+                note = f"BW={bw}{bwp}{bwu}/s disagrees with io/runtime; used {bw2}"
+                tput, unit = tput2, unit2
+    return _Direction(float(iops) * _SI[ik], tput, unit, io_bytes, runtime_ms, lat, pct, note)  # type: ignore
+
+
+_Lat = dict[str, tuple[str, float | None, float | None, float | None]]
+_Pct = dict[str, tuple[str, dict[str, str]]]
+
+
+def _stats(groups: tuple[str | None, ...]) -> tuple[_Lat, _Pct]:
+    """The latency figures and percentiles of a section (its `_STAT_GROUPS`), as the line reader reads them."""
+    cu, cmin, cmink, cmax, cmaxk, cavg, tu, tmin, tmink, tmax, tmaxk, tavg, pk, pu, p50, p95, p99, p999, pct = groups
+    lat: _Lat = {}
+    if cu:  # as _scaled() reads them (inlined: this is the hot path)
+        lat["clat"] = (cu, float(cmin) * _SI[cmink], float(cmax) * _SI[cmaxk], float(cavg))  # type: ignore
+    if tu:
+        lat["lat"] = (tu, float(tmin) * _SI[tmink], float(tmax) * _SI[tmaxk], float(tavg))  # type: ignore
+    if pct is not None:  # another percentile_list
+        points = {}
+        for p, v in _PCT_ENTRY.findall(pct):
+            points[_pct_key(p)] = v
+        return lat, {pk: (pu, points)}  # type: ignore[dict-item]
+    if pk:
+        return lat, {pk: (pu, {"50.00": p50, "95.00": p95, "99.00": p99, "99.90": p999})}  # type: ignore[dict-item]
+    return lat, {}
 
 
 # The lines after a `Run status group` line: group summaries (`   READ: bw=...`, fio 2: `io=...`), more
@@ -627,6 +803,14 @@ def _scaled(number: str, suffix: str) -> float:
 def _header(m: re.Match[str], lineno: int) -> _Header:
     h = _Header(name=m["name"], groupid=int(m["g"]), rw=m["rw"], line=lineno)
     h.bs_read, h.bs_write, h.seq_rand, h.bs_text, h.ioengine, h.iodepth = _job_options(m["rest"])
+    r, w, depth, engine = h.bs_read, h.bs_write, h.iodepth, (h.ioengine or "").lower()
+    fixed = r and w and r[0] == r[1] and w[0] == w[1] and not h.seq_rand
+    if h.rw in _RW and fixed and depth and (depth <= 1 or (engine and engine not in SYNC_ENGINES)):
+        metadata = {"rw": h.rw, "header_line": str(lineno)}
+        if h.bs_text:
+            metadata["bs"] = h.bs_text
+        # as `_block_sizes` returns them, with both sizes fixed
+        h.settled = (*_RW[h.rw], metadata, r[0] or w[0], w[0] or r[0], depth)  # type: ignore[index]
     return h
 
 
@@ -675,46 +859,81 @@ def _size(value: str, decimal_prefixes: bool) -> int:
     return size
 
 
-def _direction(m: re.Match[str]) -> _Direction:
-    fio2 = m.re is _DIR2
-    iops, ik, run, io, iop, bw, bwp, bwu = m.group("iops", "ik", "run", "io", "iop", "bw", "bwp", "bwu")
-    d = _Direction(iops=_scaled(iops, ik), runtime_ms=float(run) if run else None)
-    if io:
-        d.io_bytes = _bytes(float(io), iop, fio2)
-    tput, unit, bps = _rate(float(bw), bwp, bwu, fio2)
-    if not fio2 and (bw2 := m["bw2"]):
-        tput2, unit2, bps2 = _rate(float(bw2), m["bwp2"], m["bwu2"], False)
-        if bps > 0 and bps2 > 0 and abs(bps / bps2 - 1) > 0.02 and d.io_bytes and d.runtime_ms:
+def _direction(m: re.Match[str], lat: _Lat | None = None, pct: _Pct | None = None) -> _Direction:
+    """The direction a `_DIR3` or `_DIR2` match reads (with the section's latency figures and percentiles)."""
+    lat = {} if lat is None else lat
+    pct = {} if pct is None else pct
+    if m.re is _DIR2:
+        iops, ik, bw, bwp, bwu, io, iop, run = m.group("iops", "ik", "bw", "bwp", "bwu", "io", "iop", "run")
+        return _direction_of(True, iops, ik, bw, bwp, bwu, None, None, None, io, iop, run, lat, pct)
+    return _direction_of(
+        False, *m.group("iops", "ik", "bw", "bwp", "bwu", "bw2", "bwp2", "bwu2", "io", "iop", "run"), lat, pct
+    )
+
+
+def _direction_of(
+    fio2: bool,
+    iops: str,
+    ik: str,
+    bw: str,
+    bwp: str,
+    bwu: str,
+    bw2: str | None,
+    bwp2: str | None,
+    bwu2: str | None,
+    io: str | None,
+    iop: str | None,
+    run: str | None,
+    lat: _Lat,
+    pct: _Pct,
+) -> _Direction:
+    """A direction line's figures (fio 3's groups in `_dir3_line` order; fio 2's line has no second BW)."""
+    runtime_ms = float(run) if run else None
+    io_bytes = float(io) * _BYTES[iop, fio2] if io else None
+    bits, factor, unit, to_bytes = _RATES[bwp, bwu, fio2]  # as _rate() (inlined: this is the hot path)
+    value = float(bw) / 8 if bits else float(bw)
+    tput, bps = value * factor, value * to_bytes
+    note = None
+    if bw2:
+        tput2, unit2, bps2 = _rate(float(bw2), bwp2, bwu2, False)  # type: ignore[arg-type]
+        if bps > 0 and bps2 > 0 and abs(bps / bps2 - 1) > 0.02 and io_bytes and runtime_ms:
             # The two figures disagree beyond rounding: trust the one io / runtime agrees with.
-            measured = d.io_bytes * 1000 / d.runtime_ms
+            measured = io_bytes * 1000 / runtime_ms
             if abs(bps2 - measured) < abs(bps - measured):
-                d.bw_note = f"BW={bw}{bwp}{bwu}/s disagrees with io/runtime; used {bw2}"
+                note = f"BW={bw}{bwp}{bwu}/s disagrees with io/runtime; used {bw2}"
                 tput, unit = tput2, unit2
-    d.throughput, d.throughput_unit = tput, unit
-    return d
+    return _Direction(float(iops) * _SI[ik], tput, unit, io_bytes, runtime_ms, lat, pct, note)
 
 
-@lru_cache(maxsize=64)
 def _prefix(prefix: str, fio2: bool) -> tuple[int, int]:
     """(power, base) of a printed prefix (`Ki`, `k`, `M`, ...). fio 2's K/M/G are binary."""
     return _POW[prefix.rstrip("i").upper()], 1024 if fio2 or prefix.endswith("i") else 1000
 
 
-def _bytes(value: float, prefix: str, fio2: bool) -> float:
+# The prefixes the patterns take (`[kKMGTPE]?i?`), looked up instead of worked out per figure.
+_PREFIXES = [p + i for p in ("", *"kKMGTPE") for i in ("", "i")]
+# (prefix, fio2): bytes per unit
+_BYTES = {(p, fio2): base**power for p in _PREFIXES for fio2 in (False, True) for power, base in [_prefix(p, fio2)]}
+
+
+def _rate_spec(prefix: str, unit: str, fio2: bool) -> tuple[bool, int, str, int]:
+    """(bits, factor to the record unit, record unit, factor to bytes/s) of a printed rate unit."""
     power, base = _prefix(prefix, fio2)
-    return value * base**power
+    names = _BINARY_UNITS if base == 1024 else _DECIMAL_UNITS
+    if power < len(names):
+        return unit == "bit", 1, names[power], base**power
+    return unit == "bit", base ** (power - len(names) + 1), names[-1], base**power  # TiB/s and up: in GiB/s
+
+
+_RATES = {(p, u, fio2): _rate_spec(p, u, fio2) for p in _PREFIXES for u in ("B", "bit") for fio2 in (False, True)}
 
 
 def _rate(value: float, prefix: str, unit: str, fio2: bool) -> tuple[float, str, float]:
     """(throughput in a record unit, that unit, bytes/s)."""
-    if unit == "bit":
+    bits, factor, name, to_bytes = _RATES[prefix, unit, fio2]
+    if bits:
         value /= 8
-    power, base = _prefix(prefix, fio2)
-    names = _BINARY_UNITS if base == 1024 else _DECIMAL_UNITS
-    bps = value * base**power
-    if power < len(names):
-        return value, names[power], bps
-    return value * base ** (power - len(names) + 1), names[-1], bps  # TiB/s and up: in GiB/s
+    return value * factor, name, value * to_bytes
 
 
 # ------------------------------------------------------------------------------------------------ records
@@ -722,8 +941,10 @@ def _rate(value: float, prefix: str, unit: str, fio2: bool) -> tuple[float, str,
 
 def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run_index: int) -> list[IoRecord]:
     first = blocks[0]
-    if len(blocks) == 1:
-        active = [(key, [first.dirs[key]]) for key in ("read", "write", "mixed") if key in first.dirs]
+    one = len(blocks) == 1
+    if one:
+        first_dirs = first.dirs
+        active = [(key, [first_dirs[key]]) for key in ("read", "write", "mixed") if key in first_dirs]
     else:
         active = [(key, [b.dirs[key] for b in blocks if key in b.dirs]) for key in ("read", "write", "mixed")]
         active = [(key, dirs) for key, dirs in active if dirs]
@@ -733,29 +954,33 @@ def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run
         active = [(k, d) for k, d in active if k != "mixed"]
     inferred: list[str] = []
     metadata: dict[str, str] = {"jobname": first.name, "groupid": str(first.groupid)}
-    if len(blocks) > 1:
+    if not one:
         metadata["combined_clones"] = str(len(blocks))
     if inv.processes:
         metadata["processes"] = str(inv.processes)
     if first.reported_at:
         metadata["reported_at"] = first.reported_at
-    if any([b.error for b in blocks]):
+    if first.error if one else any([b.error for b in blocks]):
         metadata["error"] = ",".join(str(b.error) for b in blocks)
 
-    if header is not None and header.rw in _RW:
-        pattern, operation = _RW[header.rw]
-        metadata["rw"] = header.rw
-        metadata["header_line"] = str(header.line)
+    if header is not None and header.settled is not None:  # what the branches below make of its header
+        pattern, operation, header_metadata, bs_read, bs_write, queue_depth = header.settled
+        metadata.update(header_metadata)
+        read_pct = _read_pct(operation, blocks, active, inferred)
     else:
-        keys = {k for k, _ in active}
-        operation = "mixed" if len(keys) > 1 or "mixed" in keys else ("write" if "write" in keys else "read")
-        pattern = "random" if "rand" in first.name.lower() else "sequential"
-        inferred += ["pattern", "operation"]
-    read_pct = _read_pct(operation, blocks, active, inferred)
-
-    bs_read, bs_write = _block_sizes(header, pattern, blocks, active, inferred, metadata)
-    queue_depth = _queue_depth(inv, header, blocks, inferred, metadata)
-    threads = sum([b.jobs for b in blocks])
+        if header is not None and header.rw in _RW:
+            pattern, operation = _RW[header.rw]
+            metadata["rw"] = header.rw
+            metadata["header_line"] = str(header.line)
+        else:
+            keys = {k for k, _ in active}
+            operation = "mixed" if len(keys) > 1 or "mixed" in keys else ("write" if "write" in keys else "read")
+            pattern = "random" if "rand" in first.name.lower() else "sequential"
+            inferred += ["pattern", "operation"]
+        read_pct = _read_pct(operation, blocks, active, inferred)
+        bs_read, bs_write = _block_sizes(header, pattern, blocks, active, inferred, metadata)
+        queue_depth = _queue_depth(inv, header, blocks, inferred, metadata)
+    threads = first.jobs if one else sum([b.jobs for b in blocks])
     if first.pasted:
         inferred.append("threads")
     if header is not None:
@@ -766,11 +991,14 @@ def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run
 
     records = []
     for key, dirs in active:
-        stats, basis, note, rounded = _combine(key, dirs, blocks)
+        if len(dirs) == 1:
+            figures = _single(key, dirs[0], first if one else next(b for b in blocks if key in b.dirs))
+        else:
+            figures = _combine(key, dirs, blocks)
+        iops, tput, tput_unit, lat_unit, avg, lo, hi, p50, p95, p99, p999, duration, basis, note, rounded = figures
         # a job's latency distribution covers all its directions: kept on single-direction jobs only
-        hist = _histogram(blocks, stats) if len(active) == 1 else []
-        direction = "total" if key == "mixed" else key
-        meta = dict(metadata)
+        hist = _histogram(blocks, lat_unit, hi) if len(active) == 1 else []
+        meta = metadata.copy() if len(active) > 1 else metadata  # (one direction: its own)
         meta["latency_basis"] = basis
         if note:
             meta["bw_note"] = note
@@ -787,15 +1015,26 @@ def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run
                 pattern=pattern,  # type: ignore[arg-type]
                 operation=operation,  # type: ignore[arg-type]
                 read_pct=read_pct,
-                direction=direction,  # type: ignore[arg-type]
+                direction="total" if key == "mixed" else key,  # type: ignore[arg-type]
                 block_size_bytes=bs_write if key == "write" else bs_read,
                 threads=threads,
                 queue_depth=queue_depth,
-                inferred=list(inferred),
+                inferred=inferred.copy(),
                 metadata=meta,
                 histogram=hist,
                 histogram_kind="share",
-                **stats,
+                iops=iops,
+                throughput=tput,
+                throughput_unit=tput_unit,
+                latency_unit=lat_unit,
+                latency_avg=avg,
+                latency_min=lo,
+                latency_max=hi,
+                latency_p50=p50,
+                latency_p95=p95,
+                latency_p99=p99,
+                latency_p999=p999,
+                duration_s=duration,
             )
         )
     return records
@@ -902,11 +1141,10 @@ def _queue_depth(
 _ISSUED_INDEX = {"read": 0, "write": 1}  # in `issued rwts: total=reads,writes,...`
 
 
-def _combine(key: str, dirs: list[_Direction], blocks: list[_Block]) -> tuple[dict[str, object], str, str | None, bool]:
-    """One direction over the clones: sums, I/O-weighted mean latency, min/max over all. Returns the record's
-    figures, which latencies they are, the BW note and whether an IOPS figure is fio's rounded one."""
-    if len(dirs) == 1:
-        return _single(key, dirs[0], next(b for b in blocks if key in b.dirs))
+def _combine(key: str, dirs: list[_Direction], blocks: list[_Block]) -> _Figures:
+    """One direction over two clones or more (`_single` takes a job without): sums, I/O-weighted mean latency,
+    min/max over all. Returns the record's figures, which latencies they are, the BW note and whether an IOPS
+    figure is fio's rounded one."""
     index = _ISSUED_INDEX.get(key)
     iops_list: list[float] = []
     weights: list[float] = []
@@ -965,40 +1203,32 @@ def _combine(key: str, dirs: list[_Direction], blocks: list[_Block]) -> tuple[di
         lo = min(mins) if mins else None
         hi = max(maxs) if maxs else None
 
-    pcts: dict[str, float | None] = dict.fromkeys(("p50", "p95", "p99", "p999"))
-    pct_kind = None
-    if len(dirs) == 1 and lat_unit is not None:
-        d = dirs[0]
-        pct_kind = "lat" if "lat" in d.pct else ("clat" if "clat" in d.pct else None)
-        if pct_kind:
-            p_unit, values = d.pct[pct_kind]
-            for p, k in _PCT_KEYS.items():
-                if p in values:
-                    pcts[k] = float(values[p]) * _NS[p_unit] / _NS[lat_unit]
-    basis = f"mean/min/max: {kind}; percentiles: {pct_kind or 'none (clones combined)'}"
+    basis = _BASIS[kind, None]  # percentiles: text has no bins to merge
     note = None
     for d in dirs:
         if d.bw_note:
             note = d.bw_note
             break
-    figures = {
-        "iops": sum(iops_list),
-        "throughput": throughput,
-        "throughput_unit": unit,
-        "latency_unit": _UNIT.get(lat_unit or "", "ms"),
-        "latency_avg": avg,
-        "latency_min": lo,
-        "latency_max": hi,
-        "latency_p50": pcts["p50"],
-        "latency_p95": pcts["p95"],
-        "latency_p99": pcts["p99"],
-        "latency_p999": pcts["p999"],
-        "duration_s": max(runtimes) / 1000 if runtimes else None,
-    }
-    return figures, basis, note, rounded
+    return (
+        sum(iops_list),
+        throughput,
+        unit,
+        _UNIT.get(lat_unit or "", "ms"),
+        avg,
+        lo,
+        hi,
+        None,
+        None,
+        None,
+        None,
+        max(runtimes) / 1000 if runtimes else None,
+        basis,
+        note,
+        rounded,
+    )
 
 
-def _single(key: str, d: _Direction, b: _Block) -> tuple[dict[str, object], str, str | None, bool]:
+def _single(key: str, d: _Direction, b: _Block) -> _Figures:
     """`_combine` of a job without clones (most jobs): the same figures, without the sums."""
     ios = None
     if b.issued is not None:
@@ -1006,43 +1236,78 @@ def _single(key: str, d: _Direction, b: _Block) -> tuple[dict[str, object], str,
     exact = ios * 1000 / d.runtime_ms if ios and d.runtime_ms else None
     printed = d.iops or 0.0
     rounded = not (exact is not None and (printed == 0 or abs(exact / printed - 1) < 0.06))
-    kind = "lat" if "lat" in d.lat else "clat"
-    stat = d.lat.get(kind)
+    lat = d.lat
+    kind = "lat" if "lat" in lat else "clat"
+    stat = lat.get(kind)
+    pct = d.pct
     if stat is not None:
         lat_unit: str | None = stat[0]
     else:
-        lat_unit = next((d.pct[k][0] for k in ("lat", "clat") if k in d.pct), None)
-    pcts: dict[str, float | None] = dict.fromkeys(("p50", "p95", "p99", "p999"))
-    pct_kind = None
+        lat_unit = next((pct[k][0] for k in ("lat", "clat") if k in pct), None)
+    p50 = p95 = p99 = p999 = pct_kind = None
     if lat_unit is not None:
-        pct_kind = "lat" if "lat" in d.pct else ("clat" if "clat" in d.pct else None)
+        pct_kind = "lat" if "lat" in pct else ("clat" if "clat" in pct else None)
         if pct_kind:
-            p_unit, values = d.pct[pct_kind]
-            for p, k in _PCT_KEYS.items():
-                if p in values:
-                    pcts[k] = float(values[p]) * _NS[p_unit] / _NS[lat_unit]
-    figures = {
-        "iops": printed if rounded else exact,
-        "throughput": d.throughput or 0,
-        "throughput_unit": d.throughput_unit,
-        "latency_unit": _UNIT.get(lat_unit or "", "ms"),
-        "latency_avg": stat[3] if stat else None,
-        "latency_min": stat[1] if stat else None,
-        "latency_max": stat[2] if stat else None,
-        "latency_p50": pcts["p50"],
-        "latency_p95": pcts["p95"],
-        "latency_p99": pcts["p99"],
-        "latency_p999": pcts["p999"],
-        "duration_s": d.runtime_ms / 1000 if d.runtime_ms else None,
-    }
-    basis = f"mean/min/max: {kind}; percentiles: {pct_kind or 'none (clones combined)'}"
-    return figures, basis, d.bw_note or None, rounded
+            p_unit, values = pct[pct_kind]
+            p_ns, lat_ns = _NS[p_unit], _NS[lat_unit]
+            if (v := values.get("50.00")) is not None:
+                p50 = float(v) * p_ns / lat_ns
+            if (v := values.get("95.00")) is not None:
+                p95 = float(v) * p_ns / lat_ns
+            if (v := values.get("99.00")) is not None:
+                p99 = float(v) * p_ns / lat_ns
+            if (v := values.get("99.90")) is not None:
+                p999 = float(v) * p_ns / lat_ns
+    return (
+        printed if rounded else exact,
+        d.throughput or 0,
+        d.throughput_unit,
+        _UNIT.get(lat_unit or "", "ms"),
+        stat[3] if stat else None,
+        stat[1] if stat else None,
+        stat[2] if stat else None,
+        p50,
+        p95,
+        p99,
+        p999,
+        d.runtime_ms / 1000 if d.runtime_ms else None,
+        _BASIS[kind, pct_kind],
+        d.bw_note or None,
+        rounded,
+    )
+
+
+# (iops, throughput, its unit, latency unit, avg, min, max, p50, p95, p99, p99.9, duration, which latencies they
+# are, the BW note, whether the IOPS figure is fio's rounded one)
+_Figures = tuple[
+    float | None,
+    float,
+    str | None,
+    str,
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    float | None,
+    str,
+    str | None,
+    bool,
+]
+_BASIS = {
+    (kind, pct_kind): f"mean/min/max: {kind}; percentiles: {pct_kind or 'none (clones combined)'}"
+    for kind in ("lat", "clat")
+    for pct_kind in ("lat", "clat", None)
+}
 
 
 def _rising(block: _Block, unit_ns: float, top: object) -> list[tuple[float, float]] | None:
     """The job's (bucket upper bound, printed share), or None unless each bound is above the one before."""
     buckets = []
     last = -math.inf
+    isfinite = math.isfinite
     for dist_unit, entries in block.lat_dist:
         dist_ns = _NS[dist_unit]
         for open_, bound, share in _DIST_ENTRY.findall(entries):
@@ -1052,16 +1317,18 @@ def _rising(block: _Block, unit_ns: float, top: object) -> list[tuple[float, flo
             if not upper > last:
                 return None
             last = upper
-            if math.isfinite(upper):
+            if isfinite(upper):
                 buckets.append((upper, float(share)))
     return buckets
 
 
-def _histogram(blocks: list[_Block], stats: dict[str, object]) -> list[tuple[float, float]]:
-    """The job's latency distribution (percent of I/Os per bucket) in the record's unit; clones are
-    weighted by their I/O count."""
-    unit_ns = _NS[{"ns": "nsec", "us": "usec", "ms": "msec"}[str(stats["latency_unit"])]]
-    top = stats["latency_max"]
+_UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6}  # _NS by the record's unit
+
+
+def _histogram(blocks: list[_Block], latency_unit: str, top: float | None) -> list[tuple[float, float]]:
+    """The job's latency distribution (percent of I/Os per bucket) in the record's unit (`top`: its max
+    latency); clones are weighted by their I/O count."""
+    unit_ns = _UNIT_NS[latency_unit]
     if len(blocks) == 1 and (buckets := _rising(blocks[0], unit_ns, top)) is not None:
         # One job, so each share is its printed value: the weighted sum below is share * w / w for it, a few
         # ulps off a figure of at most 4 decimals, which round(..., 4) gives back exactly.
@@ -1069,16 +1336,18 @@ def _histogram(blocks: list[_Block], stats: dict[str, object]) -> list[tuple[flo
     merged: dict[float, float] = {}
     weights = [float(sum(b.issued)) if b.issued and sum(b.issued) > 0 else 1.0 for b in blocks]
     total_w = sum(weights)
+    get = merged.get
     for b, w in zip(blocks, weights, strict=True):
         seen = False
         for dist_unit, entries in b.lat_dist:
             dist_ns = _NS[dist_unit]
-            for open_, bound, share in _DIST_ENTRY.findall(entries):
+            if found := _DIST_ENTRY.findall(entries):
                 seen = True
+            for open_, bound, share in found:
                 upper = float(bound) * dist_ns / unit_ns
                 if open_:
                     upper = max(upper, float(top)) if isinstance(top, float) else upper * 2
-                merged[upper] = merged.get(upper, 0.0) + float(share) * w / total_w
+                merged[upper] = get(upper, 0.0) + float(share) * w / total_w
         if not seen:
             return []
     return [(b, round(s, 4)) for b, s in sorted(merged.items()) if math.isfinite(b)]

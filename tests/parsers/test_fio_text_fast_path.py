@@ -29,15 +29,17 @@ def line_by_line(text: str, monkeypatch: pytest.MonkeyPatch) -> str:
     with monkeypatch.context() as m:
         m.setattr(fio_text, "_read_block_body", lambda *args: None)
         m.setattr(fio_text, "_RUN_STATUS", re.compile(""))
+        m.setattr(fio_text, "_HEADER_AT", re.compile("(?!)"))
         return outcome(text)
 
 
 def fast_blocks(text: str, monkeypatch: pytest.MonkeyPatch) -> int:
-    """How many job blocks the fast reader took."""
+    """How many job blocks the fast readers took (the body after a `(groupid=` line, the blocks after it)."""
     taken = []
-    read = fio_text._read_block_body
+    body, following = fio_text._read_block_body, fio_text._read_next_block
     with monkeypatch.context() as m:
-        m.setattr(fio_text, "_read_block_body", lambda *args: taken.append(r := read(*args)) or r)
+        m.setattr(fio_text, "_read_block_body", lambda *args: taken.append(r := body(*args)) or r)
+        m.setattr(fio_text, "_read_next_block", lambda *args: taken.append(r := following(*args)) or r)
         fio_text.parse(text)
     return sum(1 for r in taken if r)
 
@@ -63,9 +65,11 @@ def test_fast_readers_read_real_output_as_the_line_reader(monkeypatch):
     assert fast_blocks(SWEEP, monkeypatch) == 14
 
 
-# Edits inside the first block of the real sweep. The first ones make the line reader read the block otherwise
+# Edits inside a block of the real sweep: the first (after the `(groupid=` line the line reader matched) or the
+# second (a block the fast readers take whole). The first ones make the line reader read the block otherwise
 # than one in fio's shape: the fast reader must hand it over. The others it reads itself, as the line reader.
 FIRST_BLOCK = SWEEP.index("randwrite-4k-qd1: (groupid=0")
+SECOND_BLOCK = SWEEP.index("randwrite-4k-qd2: (groupid=1")
 HANDED_OVER = [
     ("   bw (  MiB/s)", "   bw (  MiB/s) x: (groupid=9, jobs=1): err= 0"),  # a result line after all
     ("   iops        :", "   iops        : queue depth will be capped at 1,"),  # fio's note, on a skipped line
@@ -77,27 +81,30 @@ READ_FAST = [
     ("    clat (usec)", "\tclat (usec)"),  # tab-indented line
     ("50.00th=[", "50.0th=["),  # another spelling of the 50th percentile
     ("99.90th=[", "99.9th=[   1], 99.90th=["),  # the 99.9th twice: the line reader keeps the last one
+    ("samples=5\n   iops", "samples=5, x(g=1)\n   iops"),  # `(g`, yet not a `name: (groupid=` or `name: (g=` line
     ("  write: IOPS=", "  write: IOPS=1k, BW=4MiB/s (4MB/s)(40MiB/10000msec)\n  write: IOPS="),  # a direction twice
     ("     issued rwts:", "     issued rwts: total=1,2,0,0\n     issued rwts:"),  # the second read line by line
     ("    clat percentiles (usec):", "    clat percentiles (usec):\n     |  1.00th=[" + "9" * 21 + "],"),
 ]
 
 
-def edited(old: str, new: str) -> str:
-    start = SWEEP.index(old, FIRST_BLOCK)
+def edited(old: str, new: str, block: int = FIRST_BLOCK) -> str:
+    start = SWEEP.index(old, block)
     return SWEEP[:start] + new + SWEEP[start + len(old) :]
 
 
+@pytest.mark.parametrize("block", [FIRST_BLOCK, SECOND_BLOCK])
 @pytest.mark.parametrize(("old", "new"), HANDED_OVER)
-def test_blocks_out_of_shape_go_to_the_line_reader(old, new, monkeypatch):
-    text = edited(old, new)
+def test_blocks_out_of_shape_go_to_the_line_reader(old, new, block, monkeypatch):
+    text = edited(old, new, block)
     assert outcome(text) == line_by_line(text, monkeypatch)
     assert fast_blocks(text, monkeypatch) == 13  # the edited block went line by line
 
 
+@pytest.mark.parametrize("block", [FIRST_BLOCK, SECOND_BLOCK])
 @pytest.mark.parametrize(("old", "new"), READ_FAST)
-def test_blocks_in_other_shapes_read_fast(old, new, monkeypatch):
-    text = edited(old, new)
+def test_blocks_in_other_shapes_read_fast(old, new, block, monkeypatch):
+    text = edited(old, new, block)
     assert outcome(text) == line_by_line(text, monkeypatch)
     assert fast_blocks(text, monkeypatch) == 14
 
@@ -109,3 +116,23 @@ def test_group_summaries_holding_a_result_line_are_read(monkeypatch):
     text = SWEEP[:at] + block + SWEEP[at:]
     assert outcome(text) == line_by_line(text, monkeypatch)
     assert len(fio_text.parse(text)) == len(fio_text.parse(SWEEP)) + 1
+
+
+# Edits of the second header line (the first the header reader takes, after the line reader read the first).
+SECOND_HEADER = SWEEP.index("randwrite-4k-qd2: (g=1)")
+HEADER_EDITS = [
+    ("randwrite-4k-qd2: (g=1)", "randwrite 4k qd2: (g=1)"),  # white space in the name
+    ("randwrite-4k-qd2: (g=1)", "read: (g=1)"),  # a direction keyword as the name
+    ("randwrite-4k-qd2: (g=1)", "x:y: (g=1)"),  # a colon in the name
+    ("randwrite-4k-qd2: (g=1)", "  randwrite-4k-qd2: (g=1)"),  # indented
+    ("iodepth=2\n", "iodepth=2  \n"),  # trailing white space
+    ("iodepth=2\n", "iodepth=2\n...\n"),  # numjobs > 1
+    ("iodepth=2\n", "iodepth=2, x: (groupid=1, jobs=1): err= 0\n"),  # a result line after all
+]
+
+
+@pytest.mark.parametrize(("old", "new"), HEADER_EDITS)
+def test_header_lines_read_as_the_line_reader(old, new, monkeypatch):
+    start = SWEEP.index(old, SECOND_HEADER)
+    text = SWEEP[:start] + new + SWEEP[start + len(old) :]
+    assert outcome(text) == line_by_line(text, monkeypatch)
