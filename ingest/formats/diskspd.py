@@ -97,7 +97,7 @@ Record mapping:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from functools import lru_cache
 
@@ -189,6 +189,15 @@ _RECORD_LATENCY_ROWS = tuple(
 _OPERATION_KEYS = frozenset({"operation", "read_pct"})
 _PATTERN_KEYS = frozenset({"pattern"})
 _BLOCK_KEYS = frozenset({"block_size_bytes"})
+# IoRecord's fields in order: records are built positionally (keyword init costs a dict per record).
+_IO_FIELDS = (
+    "tool", "run_index", "source_line", "pattern", "operation", "read_pct", "direction", "block_size_bytes",
+    "threads", "queue_depth", "iops", "throughput", "throughput_unit", "latency_unit", "latency_avg", "latency_min",
+    "latency_max", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "duration_s", "tool_version",
+    "target", "started_at", "inferred", "metadata", "histogram", "histogram_kind", "record",
+)  # fmt: skip
+if tuple(f.name for f in fields(IoRecord)) != _IO_FIELDS or fields(IoRecord)[-1].default != "io":
+    raise ImportError("ingest.records.IoRecord's fields changed: update diskspd._IO_FIELDS and _run_records()")
 # DiskSpd's defaults (diskspd -?): -b64K -o2 -t1 -w0, sequential.
 DEFAULT_BLOCK = 65536
 DEFAULT_OUTSTANDING = 2
@@ -551,6 +560,7 @@ def _input_section(lines: list[str], i: int, inv: _Invocation) -> int:
     prefix = "input"  # of the meta keys: the profile's, then each target's
     flags: list[str] = []  # lines without a value, of the profile or the current target
     n = len(lines)
+    param_lines = _PARAM_LINES  # a dict lookup costs a third of an lru_cache call
     while i < n:
         raw = lines[i]
         s = raw.strip()
@@ -578,7 +588,8 @@ def _input_section(lines: list[str], i: int, inv: _Invocation) -> int:
             prefix, flags = f"input.target.{len(profile.targets)}", []
             meta[f"{prefix}.path"] = m.group(1)
             continue
-        props, kv = _parameter_line_memo(s) if len(s) <= _MEMO_MAX_CHARS else _parameter_line_of(s)
+        reading = param_lines.get(s)
+        props, kv = reading if reading is not None else _parameter_line(s)
         if target is not None:
             for name, value in props:
                 setattr(target, name, value)
@@ -598,14 +609,18 @@ def _input_section(lines: list[str], i: int, inv: _Invocation) -> int:
 def _parameter_line(s: str) -> tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]:
     """What a line of Input parameters says: the target properties it sets (attribute, value) and its
     (key slug, value) when it is a `key: value` line. Runs repeat the same lines: the readings are memoized."""
-    return _parameter_line_memo(s) if len(s) <= _MEMO_MAX_CHARS else _parameter_line_of(s)
+    reading = _PARAM_LINES.get(s)
+    if reading is None:
+        reading = _target_props(s), _key_value(s)
+        if len(s) <= _MEMO_MAX_CHARS:
+            if len(_PARAM_LINES) >= _MAX_PARAM_LINES:
+                _PARAM_LINES.clear()
+            _PARAM_LINES[s] = reading
+    return reading
 
 
-def _parameter_line_of(s: str) -> tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]:
-    return _target_props(s), _key_value(s)
-
-
-_parameter_line_memo = lru_cache(maxsize=4096)(_parameter_line_of)
+_PARAM_LINES: dict[str, tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]] = {}
+_MAX_PARAM_LINES = 4096
 
 
 def _key_value(line: str) -> tuple[str, str] | None:
@@ -668,44 +683,39 @@ def _command_line_profile(cmd: str) -> _Profile | None:
             paths.append(tok)
     if not paths:
         return None
-    profile = _Profile(source="command line")
-
-    def int_flag(letter: str) -> int | None:
-        v = flags.get(letter)
-        return int(v) if v is not None and _is_small_int(v) else None
-
     block = _block_size(flags["b"]) if "b" in flags else None
     pattern, random_pct = "sequential", None
     if "r" in flags:
         pattern = "random"
         if flags["r"].startswith("s") and _is_small_int(flags["r"][1:]):
             random_pct = min(100.0, float(flags["r"][1:]))
-    write_ratio = int_flag("w")
+    write_ratio = _int_flag(flags, "w")
     if write_ratio is not None and write_ratio > 100:
         write_ratio = None  # not a percentage: DiskSpd would have refused it
-    outstanding, threads_per_file, pool, requests = int_flag("o"), int_flag("t"), int_flag("F"), int_flag("O")
-    inferred = {
-        name
-        for name, given in (
-            ("block_size_bytes", block is not None),
-            ("operation", write_ratio is not None),
-            ("read_pct", write_ratio is not None),
-            ("pattern", "r" in flags or "s" in flags),
-            ("queue_depth", outstanding is not None or requests is not None),
-            ("threads", threads_per_file is not None or pool is not None),
-        )
-        if not given
-    }
+    outstanding, threads_per_file = _int_flag(flags, "o"), _int_flag(flags, "t")
+    pool, requests = _int_flag(flags, "F"), _int_flag(flags, "O")
+    inferred: set[str] = set()
+    if block is None:
+        inferred.add("block_size_bytes")
+    if write_ratio is None:
+        inferred |= _OPERATION_KEYS
+    if "r" not in flags and "s" not in flags:
+        inferred.add("pattern")
+    if outstanding is None and requests is None:
+        inferred.add("queue_depth")
+    if threads_per_file is None and pool is None:
+        inferred.add("threads")
     block_size = block if block is not None else DEFAULT_BLOCK
     ratio = float(write_ratio) if write_ratio is not None else 0.0
     # Every target of the command line has the same parameters (and shares the inferred set: it is only read).
     depth, per_file = outstanding or DEFAULT_OUTSTANDING, threads_per_file or 1
-    profile.targets = [
-        _Target(path, block_size, ratio, pattern, random_pct, depth, per_file, inferred) for path in paths
-    ]
-    profile.thread_pool = pool
-    profile.requests_per_thread = requests
-    return profile
+    targets = [_Target(path, block_size, ratio, pattern, random_pct, depth, per_file, inferred) for path in paths]
+    return _Profile("command line", targets, pool, requests)
+
+
+def _int_flag(flags: dict[str, str], letter: str) -> int | None:
+    v = flags.get(letter)
+    return int(v) if v is not None and _is_small_int(v) else None
 
 
 def _is_small_int(v: str) -> bool:
@@ -817,38 +827,12 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
         if iops is None:
             raise ParseError("DiskSpd total: row has no I/O per s value", table.line)
         records.append(
-            IoRecord(
-                tool=TOOL,
-                tool_version=None,
-                run_index=run_index,
-                source_line=source_line,
-                target=target,
-                started_at=started_at,
-                pattern=pattern,  # type: ignore[arg-type]
-                operation=operation,  # type: ignore[arg-type]
-                read_pct=read_pct,
-                direction=direction,  # type: ignore[arg-type]
-                block_size_bytes=block,
-                threads=threads,
-                queue_depth=queue_depth,
-                iops=iops,
-                throughput=throughput,
-                throughput_unit=unit,
-                latency_unit="ms",
-                latency_avg=row.get("AvgLat"),
-                latency_min=lat[0],
-                latency_p50=lat[1],
-                latency_p95=lat[2],
-                latency_p99=lat[3],
-                latency_p999=lat[4],
-                latency_max=lat[5],
-                duration_s=res.actual_time,
-                inferred=sorted(rec_inferred),
-                metadata=meta,
-                histogram=histogram,
-                histogram_kind="share",
+            IoRecord(  # positional, in _IO_FIELDS order
+                TOOL, run_index, source_line, pattern, operation, read_pct, direction, block, threads,  # type: ignore[arg-type]
+                queue_depth, iops, throughput, unit, "ms", row.get("AvgLat"), lat[0], lat[5], lat[1], lat[2], lat[3],
+                lat[4], res.actual_time, None, target, started_at, sorted(rec_inferred), meta, histogram, "share", "io",
             )
-        )
+        )  # fmt: skip
     return records
 
 
