@@ -69,7 +69,6 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
-from operator import itemgetter
 from typing import TypeVar
 
 from ingest.errors import ParseError
@@ -522,6 +521,18 @@ _TIME_VALUES = re.compile(r"^[^=\d]+=\s*(\d{1,15})[^=\d]*=\s*(\d{1,15})[^=\d]*$"
 _PREFIX = re.compile(r"^\s*(?:--+|VERBOSE:\s)", re.IGNORECASE)
 
 
+def _time_form(template: str) -> Callable[[str], re.Match[str] | None]:
+    """The fullmatch of a vocabulary's time line as printed, the two numbers its groups: twice as fast as
+    _TIME_VALUES, and a line it matches _TIME_VALUES matches with the same groups (checked here): it reads the same."""
+    before, rest = template.strip().split("{cpu}")
+    between, after = rest.split("{elapsed}")
+    m = _TIME_VALUES.match(before + "1" + between + "2" + after)
+    if m is None or m.span(1) != (len(before), len(before) + 1) or m.end(2) != len(m[0]) - len(after):
+        raise ImportError(f"time line {template!r} is not one _TIME_VALUES reads")
+    number = r"(\d{1,15})"
+    return re.compile(re.escape(before) + number + re.escape(between) + number + re.escape(after)).fullmatch
+
+
 def _ascii_starts(texts: Iterable[str], n: int) -> frozenset[str]:
     """The first `n` characters, when ASCII, of the lines that can start with one of `texts` (matched without case;
     a line with a non-ASCII character there is always tried: case-insensitive matching folds some onto ASCII)."""
@@ -541,16 +552,38 @@ def _ascii_starts(texts: Iterable[str], n: int) -> frozenset[str]:
 _PREFIX_STARTS = _ascii_starts(("-", "v"), 1)
 _IO_STARTS = _ascii_starts(_TABLE_WORDS, 2)
 _HEADER_STARTS = _ascii_starts(_HEADERS, 2)
+# The time line a header of each language and phase is followed by (others are read by _TIME_VALUES).
+_TIME_FORMS = {
+    (code, phase): _time_form(template)
+    for code, vocab in VOCABULARIES.items()
+    for phase, template in (("compile", vocab.compile_line), ("execution", vocab.execution_line))
+}
+if any(
+    template.strip()[0] in _PREFIX_STARTS
+    for v in VOCABULARIES.values()
+    for template in (v.compile_line, v.execution_line)
+):
+    raise ImportError("a time line starts like a `--` or `VERBOSE:` prefix: _scan reads the line after a header as is")
+
 _DETECT_CHARS = 1 << 19
-# Detection finds candidate lines by a lower-case literal every phrase contains (str.find is fast), then matches
-# the line: a MULTILINE `^` pattern makes Python's re attempt a match at every character of a large foreign file.
+# Detection matches its patterns at the start of candidate lines found by str.find (a MULTILINE `^` pattern makes
+# Python's re attempt a match at every character of a large foreign file): a table line holds a quote, a time
+# header (not always on one line: its words may be apart) the lower-case literal every header contains.
 _DETECT_LEAD = r"[ \t]*(?:--+[ \t]*|VERBOSE:[ \t]+)?"
 _DETECT_IO = re.compile(
     _DETECT_LEAD + r"(?:" + _alternation(list(_TABLE_WORDS)) + r")[ \t]*:?[ \t]*['\"]", re.IGNORECASE
 )
 _DETECT_HEADER = re.compile(_DETECT_LEAD + r"(?:" + _alternation(list(_HEADERS)) + r")[ \t]*:?", re.IGNORECASE)
-_IO_ANCHORS = ("tab", "テーブル")  # Table, Tabla, Tabella, Tabelle, Tabela; Japanese
+_IO_ANCHORS = ("'", '"')  # _DETECT_IO ends at the quote that opens the name
+_WORD_ANCHORS = ("tab", "テーブル")  # Table, Tabla, Tabella, Tabelle, Tabela; Japanese (lower case)
 _HEADER_ANCHORS = ("server",)  # every header names SQL Server; "sql" alone is in every SQLIO run header
+if any(len(word.split()) != 1 for word in _TABLE_WORDS):
+    raise ImportError("a table word of several words: _DETECT_IO may span lines, quotes no longer find its lines")
+# The last letters of the table words in either case. No other character matches these without case (re's special
+# case-insensitive matches are for other letters: k, s, i, Greek, ...).
+_WORD_ENDS = frozenset("aAeEル")
+if {word[-1] for word in _TABLE_WORDS} - _WORD_ENDS:
+    raise ImportError("a table word ends in another letter: update sqlstats._WORD_ENDS")
 
 # The table-line records are built positionally (half the cost of keywords): the columns in QueryIoRecord's order.
 _COLUMNS = FIELDS_2019 + FIELDS_SEGMENT
@@ -587,9 +620,14 @@ Record = QueryIoRecord | QueryTimeRecord
 def detect(text: str) -> float:
     """Table lines that read, or time blocks, within the first 512 KiB (a script may carry output at its end)."""
     head = text[:_DETECT_CHARS]
-    low = head.lower()
     io_lines = damaged = 0
-    for m in _line_matches(_DETECT_IO, head, low, _IO_ANCHORS):
+    low: str | None = None
+    if head.count('"', 0, 1024) + head.count("'", 0, 1024) > 32:  # JSON, XML: a quote on most lines
+        low = head.lower()
+        matches = _line_matches(_DETECT_IO, head, low, _WORD_ANCHORS)
+    else:
+        matches = _quoted_line_matches(head)
+    for m in matches:
         line = _line_at(head, m.start())
         try:
             rec = _io_record(line, 1, None, -1, None)
@@ -599,13 +637,7 @@ def detect(text: str) -> float:
         io_lines += rec is not None
         if io_lines >= 2:
             break
-    time_blocks = 0
-    for m in _line_matches(_DETECT_HEADER, head, low, _HEADER_ANCHORS):
-        # The values follow the header on its own line or on one of the next two lines.
-        following = head[m.end() : m.end() + 600].split("\n")[:3]
-        if any(_TIME_VALUES.match(_strip_prefix(s).strip(" \t:")) for s in following):
-            time_blocks += 1
-            break
+    time_blocks = _has_time_block(head, low)
     if io_lines and time_blocks:
         return 0.95
     if io_lines:
@@ -613,6 +645,50 @@ def detect(text: str) -> float:
     if time_blocks:
         return 0.8
     return 0.5 if damaged else 0.0
+
+
+def _quoted_line_matches(head: str) -> Iterator[re.Match[str]]:
+    """Matches of _DETECT_IO at the start of the lines holding a quote. The pattern is tried only where the line's
+    first quote of that kind follows a table word's last letter (and `[ \t]*:?[ \t]*`): the lead and the word hold
+    no quote, so the quote a table line opens its name with is its first."""
+    tried: set[int] = set()
+    for quote in _IO_ANCHORS:
+        i = head.find(quote)
+        while i >= 0:
+            start = head.rfind("\n", 0, i) + 1
+            if start not in tried:
+                before = head[start:i].rstrip(" \t")
+                if before[-1:] == ":":
+                    before = before[:-1].rstrip(" \t")
+                if before[-1:] in _WORD_ENDS:
+                    tried.add(start)
+                    if m := _DETECT_IO.match(head, start):
+                        yield m
+            i = head.find("\n", i)
+            if i >= 0:
+                i = head.find(quote, i)
+
+
+def _has_time_block(head: str, low: str | None) -> bool:
+    """A header followed by its values (on its own line or one of the next two); `low` is head.lower() or None."""
+    if low is None:
+        first_values = head.find("=")  # the values are `... = N ..., ... = N`
+        if first_values < 0:
+            return False
+        # The header just before the first value line settles most files without lowering the whole head: its
+        # line holds the anchor, so it is one of the lines tried below.
+        anchor = head.rfind("Server", 0, first_values)
+        if anchor >= 0:
+            m = _DETECT_HEADER.match(head, head.rfind("\n", 0, anchor) + 1)
+            if m is not None and _values_follow(head, m.end()):
+                return True
+        low = head.lower()
+    return any(_values_follow(head, m.end()) for m in _line_matches(_DETECT_HEADER, head, low, _HEADER_ANCHORS))
+
+
+def _values_follow(head: str, end: int) -> bool:
+    following = head[end : end + 600].split("\n")[:3]
+    return any(_TIME_VALUES.match(_strip_prefix(s).strip(" \t:")) for s in following)
 
 
 def _line_at(text: str, pos: int) -> str:
@@ -648,13 +724,20 @@ def _scan(text: str) -> list[Record]:
     pending: tuple[int, str, str] | None = None  # a time header waiting for its values: (line, language, phase)
     language: str | None = None  # the last table line's, to break ties between languages sharing a table word
     budget = _Budget()
-    for number, raw in enumerate(text.split("\n"), 1):
+    append = out.append
+    fast_match, fast_build, fast_language = _fast_layout(language)
+    lines = text.split("\n")
+    count = len(lines)
+    number = 0  # 1-based number of the line being read: lines[number] is the next one
+    while number < count:
+        raw = lines[number]
+        number += 1
         line = raw.strip()
         if not line:
             continue
-        first = line[0]
-        if first in _PREFIX_STARTS or first > "\x7f":
-            # `--` and `VERBOSE: ` are removed first (see _PREFIX); dashes, the usual case, without the regex.
+        if line[0] in _PREFIX_STARTS:
+            # `--` and `VERBOSE: ` are removed first (see _PREFIX); dashes, the usual case, without the regex. No
+            # other first character can start one: _PREFIX's `\s*` skips what strip() skips.
             line = line.lstrip("-").strip() if line.startswith("--") else _strip_prefix(raw).strip()
             if not line:
                 continue
@@ -662,27 +745,57 @@ def _scan(text: str) -> list[Record]:
         if pending is not None:
             header_line, code, phase = pending
             pending = None
-            # None: the header's values never came (cut off); the header is skipped, this line read on its own.
-            values = _time_values(line, number)
+            if (m := _TIME_FORMS[code, phase](line)) is not None:
+                values = float(m[1]), float(m[2])
+            else:
+                # None: the header's values never came (cut off); the header is skipped, this line read on its own.
+                values = _time_values(line, number)
         if values is None:
             if len(line) <= _MAX_LINE:
                 start2 = line[:2]
                 ascii2 = start2.isascii()
                 if start2 in _IO_STARTS or not ascii2:
+                    # Most table lines fit the layout last used after the same language: read here as _io_record
+                    # reads them (any layout learned after a language reads a line as the robust way does).
+                    if fast_match is not None and (m := fast_match(line)) is not None:
+                        append(fast_build(index, number, m.groups(0)))
+                        if fast_language != language:
+                            language = fast_language
+                            fast_match, fast_build, fast_language = _fast_layout(language)
+                        # The table lines right after, as printed: a line the layout matches whole has no spaces
+                        # or `--` around it (the layout starts with a table word and ends with what a stripped
+                        # line ended with), so the loop would read it the same way.
+                        while number < count and fast_match is not None:
+                            raw = lines[number]
+                            if len(raw) > _MAX_LINE or (m := fast_match(raw)) is None:
+                                break
+                            number += 1
+                            append(fast_build(index, number, m.groups(0)))
+                            if fast_language != language:
+                                language = fast_language
+                                fast_match, fast_build, fast_language = _fast_layout(language)
+                        continue
                     io = _io_record(line, number, language, index, budget)
                     if io is not None:
                         language = io.language
-                        out.append(io)
+                        fast_match, fast_build, fast_language = _fast_layout(language)
+                        append(io)
                         continue
                 if start2 in _HEADER_STARTS or not ascii2:
-                    header = _header(line)
+                    header = _HEADERS_SEEN.get(line) or _header(line)
                     if header is not None:
                         header_line = number
                         code, phase, rest = header
                         values = _time_values(rest, number) if rest else None
                         if values is None:
-                            pending = (number, code, phase)
-                            continue
+                            # The values on the next line, as printed, are read here as the loop would read them
+                            # (a time form starts with no `-` or `v`); else the header waits for them.
+                            if number < count and (m := _TIME_FORMS[code, phase](lines[number].strip())) is not None:
+                                number += 1
+                                values = float(m[1]), float(m[2])
+                            else:
+                                pending = (number, code, phase)
+                                continue
             if values is None:
                 if not breaks or breaks[-1] != len(out):
                     breaks.append(len(out))
@@ -698,6 +811,16 @@ def _scan(text: str) -> list[Record]:
     if len(out) > start:
         _split_statements(out, start, breaks, index)
     return out
+
+
+def _fast_layout(
+    language: str | None,
+) -> tuple[Callable[[str], re.Match[str] | None] | None, Callable[..., QueryIoRecord] | None, str | None]:
+    """(fullmatch, build, language) of the layout most recently used after a table line in `language`."""
+    layouts = _LAYOUTS.get(language)
+    if not layouts:
+        return None, None, None
+    return layouts[0].pattern.fullmatch, layouts[0].build, layouts[0].language
 
 
 def _split_statements(out: list[Record], start: int, breaks: list[int], index: int) -> int:
@@ -771,8 +894,7 @@ class _Layout:
     line, followed by the same text), so the robust reading gives the same name, language and columns."""
 
     pattern: re.Pattern[str]
-    columns: Callable[[list[int | None]], tuple[int | None, ...]]  # the counts, then None -> _COLUMNS' values
-    version: str | None
+    build: Callable[[int, int, tuple[str | int, ...]], QueryIoRecord]  # (statement, line, match.groups(0))
     language: str
 
 
@@ -780,7 +902,7 @@ class _Layout:
 # recently used first. Bounded: damaged input must not grow them; a line no layout matches is read the robust way.
 # Lists are replaced, never changed in place, so that parses in other threads read them safely.
 _LAYOUTS: dict[str | None, list[_Layout]] = {}
-_MAX_LAYOUTS = 8
+_MAX_LAYOUTS = 24  # the first table line of a file comes after none: 7 languages, 2 or 3 layouts each
 _MAX_QUOTES = 4
 # Shapes of table lines read once, waiting for a second line to be worth a pattern: (previous language, text before
 # the name, text from the name's closing quote to the columns, then the text between the counts).
@@ -810,12 +932,7 @@ def _io_record(
             if m is not None:
                 if layout is not layouts[0]:
                     _LAYOUTS[previous_language] = [layout, *(other for other in layouts if other is not layout)]
-                name_and_counts = m.groups(0)  # a count of `0` is matched apart (no group): int(0) is quicker
-                counts: list[int | None] = list(map(int, name_and_counts[1:]))
-                counts.append(None)
-                return QueryIoRecord(
-                    index, number, name_and_counts[0], *layout.columns(counts), TOOL, layout.version, layout.language
-                )
+                return layout.build(index, number, m.groups(0))
     found = _table_line(line)
     if found is None:
         return None
@@ -874,11 +991,28 @@ def _learn(
     pattern = re.compile(re.escape(line[:start]) + "(.+?)" + re.escape(after_name) + body)
     if pattern.fullmatch(line) is None:  # a count of more than 18 digits: lines like this one are read the robust way
         return
-    missing = len(fields_)  # the None appended after the counts
-    getter = itemgetter(*(fields_.index(f) if f in fields_ else missing for f in _COLUMNS))
     budget.patterns -= 1
     layouts = _LAYOUTS.get(previous_language, [])
-    _LAYOUTS[previous_language] = [_Layout(pattern, getter, version, code), *layouts[: _MAX_LAYOUTS - 1]]
+    _LAYOUTS[previous_language] = [
+        _Layout(pattern, _builder(fields_, version, code), code),
+        *layouts[: _MAX_LAYOUTS - 1],
+    ]
+
+
+@lru_cache(maxsize=256)  # a few dozen layouts: (columns, version, language) in each language's two or three forms
+def _builder(
+    fields_: tuple[str, ...], version: str | None, code: str
+) -> Callable[[int, int, tuple[str | int, ...]], QueryIoRecord]:
+    """The record of a line a layout matched, from its groups (the name, then the counts in `fields_` order; a
+    count of `0` is matched apart, so its group is the default 0). Generated code that passes every column to
+    QueryIoRecord positionally: a third of the cost of placing the counts by an itemgetter and unpacking them."""
+    args = ", ".join(f"int(g[{fields_.index(f) + 1}])" if f in fields_ else "None" for f in _COLUMNS)
+    namespace = {"make": QueryIoRecord, "int": int, "tool": TOOL, "version": version, "language": code}
+    exec(
+        f"def build(index, number, g):\n    return make(index, number, g[0], {args}, tool, version, language)",
+        namespace,
+    )
+    return namespace["build"]  # type: ignore[no-any-return]
 
 
 def _read_columns(
