@@ -178,3 +178,20 @@ def test_tree_memory_counts_every_process_of_the_tree() -> None:
     proc.wait()
     peak = memory.stop()
     assert peak is not None and peak > 200
+
+
+def test_equivalence_check_finds_a_changed_parser_and_passes_an_unchanged_one(monkeypatch):
+    from bench import equivalence
+    from ingest.formats import sqlio
+
+    # Against the working tree's own file, loaded apart: the same parser.
+    compared, differences = equivalence.compare("sqlio", None, mutations=200)
+    assert compared > 200 and differences == []
+
+    def loses_the_last_run(text: str) -> list:
+        return original(text)[:-1]
+
+    original = sqlio.parse
+    monkeypatch.setattr(sqlio, "parse", loses_the_last_run)
+    _, differences = equivalence.compare("sqlio", None, mutations=200)
+    assert differences and all(": parse at the file" in d for d in differences)

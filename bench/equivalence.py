@@ -1,0 +1,120 @@
+"""Is a faster parser still the same parser? Compares a format module with itself at another revision:
+
+    python -m bench.equivalence FORMAT [--against REV] [--mutations N] [--all-scores]
+
+The module as it was at REV (default HEAD) is loaded beside the working tree's, and both read: the bench corpus
+(`bench/out/corpus`, when generated: the format's own files and a tenth of the others'), the real-world corpus and the
+sample data (the fuzzer's seeds), and N seeded mutations of those (tests.fuzzing.mutate). detect() must give the same
+scores (those the registry acts on, >= MIN_CONFIDENCE; every score with --all-scores) and parse() the same outcome:
+equal records, or a ParseError with the same reason and line. Prints each difference; exit 1 if there is any.
+Every speed change to a parser this far was checked this way (100,000 mutations).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import random
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "bench" / "out" / "corpus"
+
+
+def module_at(fmt: str, rev: str | None) -> ModuleType:
+    """ingest/formats/FMT.py as committed at `rev` (None: as it is in the working tree), imported under its own
+    name (it imports the working tree's ingest.records and helpers: the comparison is of the format module alone)."""
+    if rev is None:
+        source = (ROOT / "ingest" / "formats" / f"{fmt}.py").read_text(encoding="utf-8")
+    else:
+        source = subprocess.run(
+            ["git", "show", f"{rev}:ingest/formats/{fmt}.py"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
+    path = Path(tempfile.mkdtemp(prefix="kneepoint-equiv-")) / f"{fmt}_at_rev.py"
+    path.write_text(source, encoding="utf-8")
+    name = f"_kneepoint_equiv_{fmt}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def texts(fmt: str, mutations: int, seed: int = 1234) -> Iterator[tuple[str, str]]:
+    from ingest.textio import decode
+    from tests import fuzzing
+
+    if CORPUS.is_dir():
+        for path in sorted(CORPUS.rglob("*")):
+            if not path.is_file() or path.name == "manifest.json":
+                continue
+            own = path.relative_to(CORPUS).parts[0] == fmt
+            if own or random.Random(str(path)).random() < 0.1:
+                yield str(path), decode(path.read_bytes())[0]
+    seeds = fuzzing.seeds()
+    for name, data in seeds:
+        yield name, decode(data)[0]
+    rng = random.Random(seed)
+    for i in range(mutations):
+        name, data = seeds[rng.randrange(len(seeds))]
+        yield f"mutation {i} of {name}", decode(fuzzing.mutate(rng, data, seeds))[0]
+
+
+def _outcome(module: ModuleType, text: str) -> tuple[Any, ...]:
+    from ingest.errors import ParseError
+
+    try:
+        return ("records", module.parse(text))
+    except ParseError as exc:
+        return ("error", exc.reason, exc.line)
+
+
+def compare(
+    fmt: str, rev: str | None = "HEAD", mutations: int = 20_000, all_scores: bool = False
+) -> tuple[int, list[str]]:
+    """(texts compared, differences described)."""
+    from ingest.formats import MIN_CONFIDENCE
+
+    old, new = module_at(fmt, rev), importlib.import_module(f"ingest.formats.{fmt}")
+    then = rev or "the file"
+    differences: list[str] = []
+    compared = 0
+    for label, text in texts(fmt, mutations):
+        compared += 1
+        scores = old.detect(text), new.detect(text)
+        if not all_scores:
+            scores = tuple(s if s >= MIN_CONFIDENCE else 0.0 for s in scores)
+        if scores[0] != scores[1]:
+            differences.append(f"{label}: detect {scores[0]} at {then}, {scores[1]} now")
+        if max(scores) >= MIN_CONFIDENCE or label.startswith(str(CORPUS / fmt)):
+            a, b = _outcome(old, text), _outcome(new, text)
+            if a != b:
+                differences.append(f"{label}: parse at {then} {str(a)[:200]}, now {str(b)[:200]}")
+    return compared, differences
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.equivalence", description=__doc__.split("\n\n")[0])
+    parser.add_argument("format")
+    parser.add_argument("--against", default="HEAD", metavar="REV")
+    parser.add_argument("--mutations", type=int, default=20_000)
+    parser.add_argument("--all-scores", action="store_true", help="compare detect scores below the threshold too")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    compared, differences = compare(args.format, args.against, args.mutations, args.all_scores)
+    for line in differences:
+        print(line)
+    print(f"{compared} texts compared with {args.format} at {args.against}: {len(differences)} difference(s)")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
