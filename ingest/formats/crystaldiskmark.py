@@ -60,7 +60,6 @@ Layouts, each test line one record:
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 from datetime import datetime
 from operator import itemgetter
 
@@ -117,21 +116,6 @@ _DATE = re.compile(
 _UNIT = {"KB/s": "kB/s", "MB/s": "MB/s", "GB/s": "GB/s"}
 _SIZE_FACTOR = {"K": KIB, "M": MIB, "G": 1024 * MIB}
 _SECTION_READ_PCT = {"read": 100.0, "write": 0.0}
-
-# IoRecord's fields in declaration order. Records are built positionally, the defaults of the last three given too: 27
-# keyword arguments cost three times as much, a default factory's call a tenth. Checked here so that a change in
-# ingest/records.py fails at import, not in silence.
-_IO_FIELDS = (
-    "tool", "run_index", "source_line", "pattern", "operation", "read_pct", "direction", "block_size_bytes",
-    "threads", "queue_depth", "iops", "throughput", "throughput_unit", "latency_unit", "latency_avg", "latency_min",
-    "latency_max", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "duration_s", "tool_version",
-    "target", "started_at", "inferred", "metadata", "histogram", "histogram_kind", "record",
-)  # fmt: skip
-_IO_DEFAULTS = {"histogram": list, "histogram_kind": "count", "record": "io"}  # given as [], "count", "io"
-if tuple(f.name for f in fields(IoRecord)) != _IO_FIELDS or any(
-    (f.default_factory if f.name == "histogram" else f.default) != _IO_DEFAULTS[f.name] for f in fields(IoRecord)[-3:]
-):
-    raise ImportError("ingest.records.IoRecord's fields changed: update crystaldiskmark._IO_FIELDS and _records()")
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
 _DETECT_HEADER = re.compile(r"[ \t>]*(?:CrystalDiskMark\s+\d|KDiskMark\s*\(\d)")
@@ -623,7 +607,7 @@ def _records(
     if not (version_inferred or kdiskmark) and None not in map(_IOPS, rows):
         # CrystalDiskMark 7.x+ with its header: every figure as printed.
         return [
-            IoRecord(  # positional, in _IO_FIELDS order; latency_min .. latency_p999 are not printed
+            IoRecord(  # positional, in records.IO_FIELD_ORDER; latency_min .. latency_p999 are not printed
                 tool, run_index, line, pattern, operation, read_pct, direction, size, t, q, iops, value, unit,  # type: ignore[arg-type]
                 latency_unit, latency, None, None, None, None, None, None, duration_s, version, target, started_at,
                 inferred, dict(metadata, Label=label), [], "count", "io",
@@ -651,7 +635,7 @@ def _records(
         if kdiskmark and direction == "total":
             row_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
         records.append(
-            IoRecord(  # positional, in _IO_FIELDS order; latency_min .. latency_p999 are not printed
+            IoRecord(  # positional, in records.IO_FIELD_ORDER; latency_min .. latency_p999 are not printed
                 tool, run_index, line, pattern, operation, read_pct, direction, size, t, q, iops, throughput,  # type: ignore[arg-type]
                 unit, latency_unit, latency, None, None, None, None, None, None, duration_s, version, target,
                 started_at, inferred, row_metadata, [], "count", "io",

@@ -97,7 +97,7 @@ Record mapping:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 
@@ -189,15 +189,6 @@ _RECORD_LATENCY_ROWS = tuple(
 _OPERATION_KEYS = frozenset({"operation", "read_pct"})
 _PATTERN_KEYS = frozenset({"pattern"})
 _BLOCK_KEYS = frozenset({"block_size_bytes"})
-# IoRecord's fields in order: records are built positionally (keyword init costs a dict per record).
-_IO_FIELDS = (
-    "tool", "run_index", "source_line", "pattern", "operation", "read_pct", "direction", "block_size_bytes",
-    "threads", "queue_depth", "iops", "throughput", "throughput_unit", "latency_unit", "latency_avg", "latency_min",
-    "latency_max", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "duration_s", "tool_version",
-    "target", "started_at", "inferred", "metadata", "histogram", "histogram_kind", "record",
-)  # fmt: skip
-if tuple(f.name for f in fields(IoRecord)) != _IO_FIELDS or fields(IoRecord)[-1].default != "io":
-    raise ImportError("ingest.records.IoRecord's fields changed: update diskspd._IO_FIELDS and _run_records()")
 # DiskSpd's defaults (diskspd -?): -b64K -o2 -t1 -w0, sequential.
 DEFAULT_BLOCK = 65536
 DEFAULT_OUTSTANDING = 2
@@ -827,7 +818,7 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
         if iops is None:
             raise ParseError("DiskSpd total: row has no I/O per s value", table.line)
         records.append(
-            IoRecord(  # positional, in _IO_FIELDS order
+            IoRecord(  # positional, in records.IO_FIELD_ORDER
                 TOOL, run_index, source_line, pattern, operation, read_pct, direction, block, threads,  # type: ignore[arg-type]
                 queue_depth, iops, throughput, unit, "ms", row.get("AvgLat"), lat[0], lat[5], lat[1], lat[2], lat[3],
                 lat[4], res.actual_time, None, target, started_at, sorted(rec_inferred), meta, histogram, "share", "io",
@@ -1054,21 +1045,24 @@ def percentile_histogram(points: list[tuple[float, float | None]]) -> list[tuple
 
 
 def _share_histogram(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """percentile_histogram of sorted points that all have a latency."""
+    """percentile_histogram of sorted points that all have a latency (diskspd_xml reads its tables with it too)."""
     lats: list[float] = []
     shares: list[float] = []
+    add_lat, add_share = lats.append, shares.append  # ~100 points per histogram: no method lookup per point
     prev_p = 0.0
+    last = float("-inf")  # below every latency: the first point with a share opens a bin
     for p, lat in points:
         share = p - prev_p
         if p > prev_p:
             prev_p = p
         if share <= 1e-12:
             continue
-        if lats and lats[-1] >= lat:
+        if last >= lat:
             shares[-1] += share
         else:
-            lats.append(lat)
-            shares.append(share)
+            add_lat(lat)
+            add_share(share)
+            last = lat
     return list(zip(lats, shares, strict=True))
 
 

@@ -88,7 +88,7 @@ import xml.etree.ElementTree as ET
 from functools import lru_cache
 
 from ingest.errors import ParseError
-from ingest.formats.diskspd import FIELD_LABELS, PERCENTILE_LABELS, _started_at
+from ingest.formats.diskspd import FIELD_LABELS, PERCENTILE_LABELS, _share_histogram, _started_at
 from ingest.records import IoRecord
 
 NAME = "diskspd_xml"
@@ -602,29 +602,6 @@ def _latency(
     else:
         points = [(p, v) for p, v in zip(pcts, values, strict=True) if p is not None and v is not None]
     return lat, _share_histogram(sorted(points))  # type: ignore[arg-type]
-
-
-def _share_histogram(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """`ingest.formats.diskspd._share_histogram` (percentile_histogram of sorted points that all have a
-    latency), with the last bin's latency in a local."""
-    lats: list[float] = []
-    shares: list[float] = []
-    add_lat, add_share = lats.append, shares.append  # ~100 points per histogram: no method lookup per point
-    prev_p = 0.0
-    last = float("-inf")  # below every latency: the first point with a share opens a bin
-    for p, lat in points:
-        share = p - prev_p
-        if p > prev_p:
-            prev_p = p
-        if share <= 1e-12:
-            continue
-        if last >= lat:
-            shares[-1] += share
-        else:
-            add_lat(lat)
-            add_share(share)
-            last = lat
-    return list(zip(lats, shares, strict=True))
 
 
 def _points_near(p: float) -> tuple[str, ...]:
