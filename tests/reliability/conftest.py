@@ -53,6 +53,18 @@ def kneepoint_with_batches(files_per_batch: int) -> list[str]:
     return [sys.executable, "-c", code]
 
 
+def start_ingest(db: Path, folder: Path, disk: str, wait_s: float, *extra: str) -> subprocess.Popen:
+    """`kneepoint --db DB ingest FOLDER --disk DISK` started, waiting up to `wait_s` for a busy warehouse."""
+    return subprocess.Popen(
+        [*KNEEPOINT, "--db", str(db), "ingest", str(folder), "--disk", disk, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "KNEEPOINT_LOCK_WAIT_S": str(wait_s)},
+    )
+
+
 def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
     """`kneepoint ARGS...` run to its end."""
     return subprocess.run(

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import http.client
-import os
 import re
 import shutil
-import subprocess
 import threading
 import time
 import urllib.error
@@ -23,8 +21,8 @@ import pytest
 from app import queries
 from ingest.warehouse import connect, list_files
 from tests.browsing import CHROMIUM, CHROMIUM_ARGS, screenshot
-from tests.helpers import ROOT, SAMPLE
-from tests.reliability.conftest import KNEEPOINT, AppServer
+from tests.helpers import SAMPLE
+from tests.reliability.conftest import AppServer, start_ingest
 from tests.reliability.inputs import (
     HTML_PAYLOAD,
     expected_by_file_id,
@@ -244,17 +242,6 @@ def test_four_browser_sessions_uploading_at_once_all_land(start_app, browser, tm
 # --- the command line while the app is open ------------------------------------------------------------------
 
 
-def _start_cli_ingest(db: Path, folder: Path, disk: str, wait_s: float, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [*KNEEPOINT, "--db", str(db), "ingest", str(folder), "--disk", disk, *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "KNEEPOINT_LOCK_WAIT_S": str(wait_s)},
-    )
-
-
 def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser, start_app, tmp_path):
     """The app's connections wait 1 s. While a CLI ingest holds the warehouse (from its first file to the end of
     its build), a page that reads says "warehouse busy", and Store says so too, without a traceback and keeping
@@ -271,7 +258,7 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     prepare_upload(page, app.url, upload, "app disk")
 
     # 1. The CLI holds the warehouse.
-    holder = _start_cli_ingest(app.db, tmp_path / "cli", "cli disk", 900)
+    holder = start_ingest(app.db, tmp_path / "cli", "cli disk", 900)
     assert holder.stdout is not None
     first = holder.stdout.readline()
     assert first.startswith("added"), first + (holder.stderr.read() if holder.stderr else "")
@@ -295,8 +282,8 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     assert page.get_by_role("textbox", name="Disk label (required)").input_value() == "app disk"
     page.get_by_role("button", name=STORE_BUTTON).click()
     page.get_by_text("Rebuilding the models (dbt build)…").first.wait_for(timeout=300_000)
-    refused = _start_cli_ingest(app.db, tmp_path / "late", "late disk", 1)
-    waiting = _start_cli_ingest(app.db, tmp_path / "late", "late disk", 900, "--no-build")
+    refused = start_ingest(app.db, tmp_path / "late", "late disk", 1)
+    waiting = start_ingest(app.db, tmp_path / "late", "late disk", 900, "--no-build")
     out, err = refused.communicate(timeout=600)
     assert refused.returncode == 1 and out == "", out + err
     assert err.startswith(f"kneepoint: warehouse busy: {app.db} is held by process {app.pid} ("), err

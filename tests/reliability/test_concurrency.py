@@ -17,8 +17,7 @@ import duckdb
 
 from app import queries, uploads
 from ingest.warehouse import connect, list_files
-from tests.helpers import ROOT
-from tests.reliability.conftest import KNEEPOINT, long_only
+from tests.reliability.conftest import long_only, start_ingest
 from tests.reliability.inputs import expected_by_file_id, variant, write_batch
 from tests.reliability.test_crash_safety import rows_per_file
 
@@ -35,17 +34,6 @@ def distinct_batches(tmp_path: Path, n: int, files: int) -> list[list[Path]]:
             p.write_bytes(variant(p.read_bytes(), 100 + b))
         batches.append(paths)
     return batches
-
-
-def start_ingest(db: Path, folder: Path, disk: str, wait_s: float, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [*KNEEPOINT, "--db", str(db), "ingest", str(folder), "--disk", disk, *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "KNEEPOINT_LOCK_WAIT_S": str(wait_s)},
-    )
 
 
 def wait_for_first_file(proc: subprocess.Popen) -> str:

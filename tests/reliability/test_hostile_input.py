@@ -25,7 +25,7 @@ from ingest.sources import InputFile, Limits, MiB, iter_paths, iter_upload
 from ingest.warehouse import connect, list_files, row_counts
 from tests.browsing import ARTIFACTS
 from tests.helpers import ROOT, SAMPLE, corpus_file
-from tests.reliability.conftest import KNEEPOINT, LONG, size
+from tests.reliability.conftest import KNEEPOINT, LONG, cli, size
 from tests.reliability.inputs import (
     damaged_zips,
     junk_lines,
@@ -171,17 +171,6 @@ def test_app_store_keeps_the_good_files_and_nothing_else_changes(tmp_path, monke
 # --- the command line ----------------------------------------------------------------------------------------
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*KNEEPOINT, *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        timeout=timeout,
-    )
-
-
 @pytest.fixture
 def hostile_folder(tmp_path) -> tuple[Path, Path, dict[str, tuple[bytes, str]]]:
     escape = tmp_path / "escape"
@@ -197,14 +186,14 @@ def hostile_folder(tmp_path) -> tuple[Path, Path, dict[str, tuple[bytes, str]]]:
 def test_cli_ingest_reports_each_bad_file_and_stores_the_good_one(tmp_path, hostile_folder):
     folder, escape, files = hostile_folder
     db = tmp_path / "w.duckdb"
-    first = run_cli("--db", str(db), "ingest", str(FIO), "--disk", "before", "--no-build")
+    first = cli("--db", str(db), "ingest", str(FIO), "--disk", "before", "--no-build")
     assert first.returncode == 0, first.stderr
     con = connect(db, read_only=True)
     before = row_counts(con)
     con.close()
 
     # The build is left out here: test_app_store_keeps_the_good_files... builds on the same kind of batch.
-    proc = run_cli("--db", str(db), "ingest", str(folder), "--disk", "hostile batch", "--no-build")
+    proc = cli("--db", str(db), "ingest", str(folder), "--disk", "hostile batch", "--no-build")
     assert proc.returncode == 2, proc.stdout + proc.stderr  # some inputs were bad; no traceback
     assert "Traceback" not in proc.stderr
     errors = [line.removeprefix("error    ") for line in proc.stdout.splitlines() if line.startswith("error")]
@@ -231,7 +220,7 @@ def test_cli_ingest_reports_each_bad_file_and_stores_the_good_one(tmp_path, host
 def test_cli_parse_names_file_and_line_for_each_bad_file(hostile_folder):
     folder, _, files = hostile_folder
     bad = [name for name, (_, message) in files.items() if message]
-    proc = run_cli("parse", *(str(folder / n) for n in bad))
+    proc = cli("parse", *(str(folder / n) for n in bad))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.splitlines()
@@ -359,7 +348,7 @@ def test_zip_total_size_limit(tmp_path):
     assert refused.reason.startswith("zip expands to 4 MB, past the limit of 2 MB")
 
     (tmp_path / "parts.zip").write_bytes(data)
-    proc = run_cli("parse", str(tmp_path / "parts.zip"), env={"KNEEPOINT_MAX_ZIP_MB": "2"})
+    proc = cli("parse", str(tmp_path / "parts.zip"), env={"KNEEPOINT_MAX_ZIP_MB": "2"})
     assert proc.returncode == 2 and "zip expands to 4 MB, past the limit of 2 MB" in proc.stderr
 
 
@@ -398,7 +387,7 @@ def test_cli_ingest_goes_on_past_a_damaged_zip(tmp_path):
     folder.mkdir()
     (folder / "a-damaged.zip").write_bytes(zip_lying_about_size(SQLIO.read_bytes(), 1000))
     (folder / "b-good.txt").write_bytes(SQLIO.read_bytes())
-    proc = run_cli("--db", str(tmp_path / "w.duckdb"), "ingest", str(folder), "--disk", "d", "--no-build")
+    proc = cli("--db", str(tmp_path / "w.duckdb"), "ingest", str(folder), "--disk", "d", "--no-build")
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     assert proc.returncode == 2
     assert f"error    {folder / 'a-damaged.zip'}!results.txt:1: damaged zip entry, not read: Bad CRC-32" in proc.stdout
