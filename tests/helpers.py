@@ -11,10 +11,23 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"
 
 
+def _corpus_path() -> Path:
+    return Path(os.environ.get("KNEEPOINT_CORPUS") or ROOT.parent / "shared" / "corpus")
+
+
+def corpus_names(folder: str, pattern: str) -> list:
+    """The names of a corpus folder's files matching `pattern`, for a parametrize (read while pytest collects, where
+    corpus_dir() cannot skip). Without the corpus one case, None, whose corpus_file() call skips or fails."""
+    path = _corpus_path() / folder
+    if not path.is_dir():
+        return [pytest.param(None, id="no-corpus")]
+    return sorted(p.name for p in path.glob(pattern))
+
+
 def corpus_dir() -> Path:
     """../shared/corpus beside the checkout (or $KNEEPOINT_CORPUS). Absent: skip, or fail under CI's
     KNEEPOINT_REQUIRE_CORPUS=1."""
-    path = Path(os.environ.get("KNEEPOINT_CORPUS") or ROOT.parent / "shared" / "corpus")
+    path = _corpus_path()
     if not path.is_dir():
         reason = f"real-world corpus not found at {path} (it lives in ../shared/corpus beside the checkout)"
         if os.environ.get("KNEEPOINT_REQUIRE_CORPUS") == "1":

@@ -17,7 +17,7 @@ from ingest.synth import fio_json as json_writer
 from ingest.synth import fio_text as writer
 from ingest.synth.disk_model import DiskModel, sweep
 from ingest.textio import decode
-from tests.helpers import SAMPLE, corpus_dir, corpus_file
+from tests.helpers import SAMPLE, corpus_dir, corpus_file, corpus_names
 
 MIB = 1024 * 1024
 SWEEP = SAMPLE / "fio-text" / "randwrite-4k-sweep.txt"
@@ -239,7 +239,7 @@ def test_nsec_clat_beside_usec_lat():
     assert rec.histogram[0] == (0.5, 0.01) and rec.histogram[-1] == (20000.0, 0.03)
 
 
-@pytest.mark.parametrize("path", sorted(p.name for p in (corpus_dir() / "fio").glob("*.txt")))
+@pytest.mark.parametrize("path", corpus_names("fio", "*.txt"))
 def test_detected_from_content(path):
     data = corpus_file("fio", path).read_bytes()
     assert formats.parse_bytes(data, "no-extension").format == "fio_text"
