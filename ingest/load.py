@@ -1,9 +1,10 @@
 """`kneepoint ingest` and the app's upload: parse (in a process pool when there are many files), store whole files
 in batches, rebuild the models.
 
-Parsing is CPU-bound Python, so a large ingest parses in worker processes (which also build each file's Arrow rows);
-the main process, the only one holding the warehouse, stores them in batches: one transaction and one bulk insert
-per raw table for up to BATCH_FILES files. A batch commits whole or not at all, so every file is stored whole or
+Parsing is CPU-bound Python, so a large ingest parses in worker processes (kept between ingests of one process),
+which also turn each chunk of files' rows into Arrow, one array per column and chunk; the main process, the only
+one holding the warehouse, stores them in batches: one transaction and one bulk insert per raw table for up to
+BATCH_FILES files. A batch commits whole or not at all, so every file is stored whole or
 not at all; a file is reported "added" only after its batch committed; an interruption loses at most the batch
 being written, and a rerun stores it (files already stored are skipped by their sha256).
 """
@@ -32,7 +33,16 @@ from ingest.build import BuildResult, build_models, models_behind
 from ingest.errors import ParseError
 from ingest.records import ParsedFile
 from ingest.sources import InputError, InputFile
-from ingest.warehouse import RAW_TABLES, PreparedFile, StoreError, StoreResult, connect, prepare_file, store_batch
+from ingest.warehouse import (
+    PreparedFile,
+    StoreError,
+    StoreResult,
+    attach_tables,
+    connect,
+    prepare_file,
+    raw_tables,
+    store_batch,
+)
 
 # While many files go in, let the write-ahead log grow before DuckDB folds it into the file: each fold
 # rewrites the tables' indexes, so folding every 16 MB (the default) makes a large ingest quadratic.
@@ -165,16 +175,7 @@ def ingest_inputs(
     workers = max(1, workers)
     all_items = chain(head, items)
     report = IngestReport([], workers=workers, timings={"parse_s": 0.0, "store_s": 0.0, "build_s": 0.0})
-    # The pool starts before the warehouse is opened (no DuckDB handle in a worker); forkserver, because the
-    # app's process has threads, and forking a threaded process can deadlock the child.
-    pool = None
-    if workers > 1:
-        context = _WorkerContext()
-        # Workers fork from a server that has imported the parsers, DuckDB and Arrow once (~0.5 s per worker); a
-        # parser module a worker imported itself cost every call with a pool ~0.07 s more.
-        context.set_forkserver_preload([__name__, *(mod.__name__ for mod in formats.registry().values())])
-        pool = ProcessPoolExecutor(workers, context, initializer=_watch_parent, initargs=(os.getpid(),))
-    try:
+    with _worker_pool(workers) as pool:
         con = connect(db)
         try:
             con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
@@ -182,9 +183,9 @@ def ingest_inputs(
                 _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress)
             finally:
                 _reset_checkpoint_threshold(con)
-            if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
-                pool = None
+            if pool is not None and build:
+                # The build ends an ingest: its memory matters more than the next call's pool start.
+                _POOL.close_if_idle(besides=pool)
             # Built while this connection keeps the warehouse: no other process can take it between the store and
             # the build. A rerun after a build that was killed builds even when it adds nothing.
             if build and report.aborted is None and (report.added or models_behind(con)):
@@ -193,10 +194,93 @@ def ingest_inputs(
                 report.timings["build_s"] = time.perf_counter() - t
         finally:
             con.close()
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
     return report
+
+
+# A pool nobody used for this long is shut down (its workers hold ~100 MB each).
+POOL_IDLE_S = 30.0
+
+
+class _SharedPool:
+    """The process's parsing pool, kept between ingest calls: starting one cost ~0.15 s per call even with the
+    parsers preloaded, and a script (or the bench) that ingests folder after folder paid it hundreds of times.
+    Shut down after POOL_IDLE_S unused, when it broke (a worker died), or by `close_pool`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+        self._workers = 0
+        self._users = 0
+        self._timer: threading.Timer | None = None
+
+    @contextmanager
+    def use(self, workers: int) -> Iterator[ProcessPoolExecutor]:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            # A worker that died breaks the pool for good; another size is started when nobody uses this one.
+            if self._pool is not None and (_broken(self._pool) or (self._users == 0 and self._workers != workers)):
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
+            if self._pool is None:
+                self._pool, self._workers = _start_pool(workers), workers
+            self._users += 1
+            pool = self._pool
+        try:
+            yield pool
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._pool is pool:
+                    self._timer = threading.Timer(POOL_IDLE_S, self.close_if_idle)
+                    self._timer.daemon = True
+                    self._timer.start()
+
+    def close_if_idle(self, besides: ProcessPoolExecutor | None = None) -> None:
+        """Shut the pool down unless somebody uses it (`besides`: a caller that is done with it)."""
+        with self._lock:
+            users = self._users - (besides is not None and besides is self._pool)
+            if self._pool is None or users > 0:
+                return
+            pool, self._pool = self._pool, None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+_POOL = _SharedPool()
+
+
+def close_pool() -> None:
+    """Shut the parsing pool down now if no ingest is using it (its workers are started again when needed)."""
+    _POOL.close_if_idle()
+
+
+@contextmanager
+def _worker_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    if workers <= 1:
+        yield None
+        return
+    with _POOL.use(workers) as pool:
+        yield pool
+
+
+def _start_pool(workers: int) -> ProcessPoolExecutor:
+    # Forkserver, because the app's process has threads, and forking a threaded process can deadlock the child.
+    context = _WorkerContext()
+    # Workers fork from a server that has imported the parsers, DuckDB and Arrow once (~0.5 s per worker); a
+    # parser module a worker imported itself cost every call with a pool ~0.07 s more.
+    context.set_forkserver_preload([__name__, *(mod.__name__ for mod in formats.registry().values())])
+    return ProcessPoolExecutor(workers, context, initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+def _broken(pool: ProcessPoolExecutor) -> bool:
+    """A worker died (killed, out of memory): the pool refuses every task from then on. CPython sets `_broken` a
+    moment after the death; a dead process in `_processes` tells it at once."""
+    processes = getattr(pool, "_processes", None) or {}
+    return bool(getattr(pool, "_broken", False)) or any(not p.is_alive() for p in list(processes.values()))
 
 
 @contextmanager
@@ -258,40 +342,30 @@ def _cores() -> int:
 
 @dataclass(slots=True)
 class _Chunk:
-    """A worker's answer for several files: each file's outcome, and all their rows packed into one Arrow table per
-    raw table (pickling seven small tables per file cost more than parsing it)."""
+    """Several files' outcomes, and all their rows as one Arrow table per raw table: built once per chunk (per file
+    it cost more than the parse), and what a worker sends back (pickling seven small tables per file cost more
+    than parsing it)."""
 
     prepared: list[_Prepared]
     tables: dict[str, pa.Table]
-    rows: dict[str, list[int]]  # per raw table, each prepared file's row count, in order
 
 
 def _prepare_chunk(files: list[tuple[str, bytes]], labels: _Labels) -> _Chunk:
     prepared = [_prepare(name, data, labels) for name, data in files]
-    stored = [p.file for p in prepared if p.file is not None]
-    tables: dict[str, pa.Table] = {}
-    rows: dict[str, list[int]] = {}
-    for table in RAW_TABLES:
-        parts = [f.tables[table] for f in stored]
-        rows[table] = [t.num_rows for t in parts]
-        tables[table] = pa.concat_tables(parts).combine_chunks() if parts else pa.table({})
-    for f in stored:
-        f.tables = {}
-    return _Chunk(prepared, tables, rows)
+    stored = [(name, p) for (name, _), p in zip(files, prepared, strict=True) if p.file is not None]
+    tables, errors = raw_tables([p.file for _, p in stored])
+    for (name, p), error in zip(stored, errors, strict=True):
+        if error is not None:
+            p.error = f"{name}: not stored ({p.file.format}): {error.reason}"
+            p.file = None
+        else:
+            p.file.rows = None  # in the tables now; a worker would pickle the records for nothing
+    return _Chunk(prepared, tables)
 
 
 def _unpack(chunk: _Chunk) -> list[_Prepared]:
-    """Each file's tables again, as zero-copy slices of the chunk's."""
-    offsets = dict.fromkeys(RAW_TABLES, 0)
-    i = 0
-    for p in chunk.prepared:
-        if p.file is None:
-            continue
-        for table in RAW_TABLES:
-            n = chunk.rows[table][i]
-            p.file.tables[table] = chunk.tables[table].slice(offsets[table], n)
-            offsets[table] += n
-        i += 1
+    """Each file pointed at its rows in the chunk's tables."""
+    attach_tables([p.file for p in chunk.prepared if p.file is not None], chunk.tables)
     return chunk.prepared
 
 
@@ -304,21 +378,26 @@ def _prepared(
 ) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
     """Each item with its prepared rows (None for an unreadable input), in input order."""
     if pool is None:
-        for item in items:
+        for chunk in _chunks(items):
             t = time.perf_counter()
-            result = None if isinstance(item, InputError) else _prepare(item.name, item.data, labels)
+            prepared = _unpack(_prepare_chunk([(i.name, i.data) for i in chunk if isinstance(i, InputFile)], labels))
             report.timings["parse_s"] += time.perf_counter() - t
-            yield item, result
+            yield from _in_order(chunk, prepared)
         return
     # Chunks of files go to the workers, at most WINDOW_PER_WORKER chunks per worker in flight.
     pending: deque[tuple[list[InputFile | InputError], Future[_Chunk]]] = deque()
-    for chunk in _chunks(items):
-        files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
-        pending.append((chunk, pool.submit(_prepare_chunk, files, labels)))
-        if len(pending) >= workers * WINDOW_PER_WORKER:
+    try:
+        for chunk in _chunks(items):
+            files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
+            pending.append((chunk, pool.submit(_prepare_chunk, files, labels)))
+            if len(pending) >= workers * WINDOW_PER_WORKER:
+                yield from _next_done(pending, report)
+        while pending:
             yield from _next_done(pending, report)
-    while pending:
-        yield from _next_done(pending, report)
+    finally:
+        # An ingest that stops early (an abort, Ctrl-C) leaves the shared pool no work of its own.
+        for _, future in pending:
+            future.cancel()
 
 
 def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile | InputError]]:
@@ -339,10 +418,18 @@ def _next_done(
 ) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
     items, future = pending.popleft()
     t = time.perf_counter()
-    prepared = iter(_unpack(future.result()))
+    prepared = _unpack(future.result())
     report.timings["parse_s"] += time.perf_counter() - t
+    yield from _in_order(items, prepared)
+
+
+def _in_order(
+    items: list[InputFile | InputError], prepared: list[_Prepared]
+) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
+    """Each item with its prepared file: `prepared` holds one per readable item, in order."""
+    files = iter(prepared)
     for item in items:
-        yield item, None if isinstance(item, InputError) else next(prepared)
+        yield item, None if isinstance(item, InputError) else next(files)
 
 
 def _store_all(

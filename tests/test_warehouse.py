@@ -19,7 +19,7 @@ import pytest
 from ingest import warehouse
 from ingest.errors import WarehouseBusy
 from ingest.formats import parse_bytes
-from ingest.load import ingest_inputs
+from ingest.load import close_pool, ingest_inputs
 from ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
 from ingest.sources import InputFile, iter_paths
 from ingest.warehouse import ROW_TABLES, StoreError, connect, row_counts, store_file
@@ -187,6 +187,49 @@ def test_a_record_in_an_unknown_unit_is_refused_with_its_file_named(tmp_path):
         store_file(con, "x.json", data, sha256_of(data), parsed, disk="d")
     assert row_counts(con) == dict.fromkeys(warehouse.RAW_TABLES, 0)
     con.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_value_beyond_its_column_fails_only_its_file_when_rows_are_built_together(tmp_path, workers):
+    """Rows go to Arrow for many files at once; one file's out-of-range value must not cost its neighbours."""
+    paths = fio_variants(tmp_path / "in", 40)
+    text = paths[17].read_text(encoding="utf-8")
+    paths[17].write_text(re.sub(r'"iodepth" : "\d+"', '"iodepth" : "4294967296"', text), encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    report = ingest_inputs(db, iter_paths(paths), disk="d", build=False, workers=workers)
+
+    assert [o.status for o in report.outcomes] == ["added"] * 17 + ["error"] + ["added"] * 22
+    reason = report.outcomes[17].reason or ""
+    assert reason.startswith(f"{paths[17]}: not stored (fio_json): rows do not fit the raw layer"), reason
+    con = connect(db, read_only=True)
+    try:
+        stored = rows_per_file(con)
+        assert len(stored) == 39
+        for path in paths[:17] + paths[18:]:
+            data, parsed = parse_path(path)
+            assert stored[sha256_of(data)[:16]] == expected_rows(parsed), path.name
+    finally:
+        con.close()
+
+
+def test_store_batch_builds_unprepared_rows_together_and_refuses_only_the_file_that_does_not_fit(tmp_path):
+    files = []
+    for i, path in enumerate(fio_variants(tmp_path / "in", 5)):
+        data, parsed = parse_path(path)
+        if i == 3:
+            parsed.records[0].threads = 2**31
+        files.append(warehouse.prepare_file(path.name, data, sha256_of(data), parsed, disk="d"))
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        results = warehouse.store_batch(con, files)
+        assert [type(r).__name__ for r in results] == ["StoreResult"] * 3 + ["StoreError", "StoreResult"]
+        assert "rows do not fit the raw layer" in results[3].reason
+        assert sorted(rows_per_file(con)) == sorted(f.file_id for i, f in enumerate(files) if i != 3)
+        # Each stored file's rows are its own: every raw_io_records row of a file carries that file's id.
+        for f in files[:3] + files[4:]:
+            assert row_counts(con, f.file_id)["raw_io_records"] == f.row_counts["raw_io_records"]
+    finally:
+        con.close()
 
 
 # --- idempotence, relabel, delete ----------------------------------------------------------------------------
@@ -508,6 +551,35 @@ def test_a_killed_ingest_leaves_no_worker_process_behind(tmp_path):
     assert len(paths) == 400
 
 
+def test_the_pool_is_kept_between_ingests_replaced_when_a_worker_died_and_closed_when_idle(tmp_path, monkeypatch):
+    from ingest import load
+
+    paths = fio_variants(tmp_path / "in", 60)
+    db = tmp_path / "w.duckdb"
+    close_pool()
+    first = ingest_inputs(db, iter_paths(paths[:20]), disk="d", build=False, workers=2)
+    pool = load._POOL._pool
+    assert pool is not None and first.workers == 2
+    second = ingest_inputs(db, iter_paths(paths[20:40]), disk="d", build=False, workers=2)
+    assert load._POOL._pool is pool, "the second ingest started a pool of its own"
+
+    victim = next(iter(pool._processes))
+    os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{victim}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    monkeypatch.setattr(load, "POOL_IDLE_S", 0.2)
+    third = ingest_inputs(db, iter_paths(paths[40:]), disk="d", build=False, workers=2)
+    assert load._POOL._pool is not pool
+    assert [o.status for r in (first, second, third) for o in r.outcomes] == ["added"] * 60
+
+    workers = list(load._POOL._pool._processes.values())
+    deadline = time.monotonic() + 10
+    while (load._POOL._pool is not None or any(w.is_alive() for w in workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert load._POOL._pool is None and not any(w.is_alive() for w in workers)
+
+
 def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
     """Streamlit installs each page as `__main__` (AppTest too): a worker started from the app must not run it."""
     script = tmp_path / "page.py"
@@ -516,6 +588,7 @@ def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
     page.__file__ = str(script)
     monkeypatch.setitem(sys.modules, "__main__", page)
     paths = fio_variants(tmp_path / "in", 20)
+    close_pool()  # workers started by an earlier test would not show it: start new ones under this page
     report = ingest_inputs(tmp_path / "w.duckdb", iter_paths(paths), disk="d", build=False, workers=2)
     assert [o.status for o in report.outcomes] == ["added"] * 20
     assert sys.modules["__main__"] is page
