@@ -671,6 +671,8 @@ def _quoted_line_matches(head: str) -> Iterator[re.Match[str]]:
 
 def _has_time_block(head: str, low: str | None) -> bool:
     """A header followed by its values (on its own line or one of the next two); `low` is head.lower() or None."""
+    if "q" not in head and "Q" not in head:
+        return False  # every header names SQL Server (re matches `q` without case to these two only): memchr scans
     if low is None:
         first_values = head.find("=")  # the values are `... = N ..., ... = N`
         if first_values < 0:
