@@ -122,6 +122,8 @@ _LAT_DIST = re.compile(r"^lat \((?P<unit>nsec|usec|msec)\)\s*:\s*(?P<entries>(?:
 # (the lookahead makes re give up sooner where no entry starts, and optional parts written as alternatives with
 # an empty one, `(>=|)`, are cheaper for re: the same matches and findall() tuples)
 _DIST_ENTRY = re.compile(r"(?=[>0-9])(>=|)([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4}|))%")
+# `_DIST_ENTRY` on entries without ">=" (its lookahead then asks for a digit): the same matches, without the empty group
+_DIST_PAIR = re.compile(r"([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4}|))%")
 _ISSUED3 = re.compile(r"^issued rwts?\s*: total=([0-9]{1,20}),([0-9]{1,20})")
 _ISSUED2 = re.compile(r"^issued\s*: total=r=([0-9]{1,20})/w=([0-9]{1,20})")
 _DEPTH = re.compile(r"^latency\s*: target=.{0,80}depth=([0-9]{1,9})")
@@ -728,9 +730,24 @@ _STAT_GROUPS = (
 
 def _section_direction(groups: tuple[str | None, ...], at: int) -> _Direction:
     """The direction of a section `_BODY` matched, its groups from groups[at]: the direction line's, then
-    `_STAT_GROUPS`. (`_stats` and `_direction_of` of a fio 3 line, inlined: this is the hot path.)"""
-    _, iops, ik, bw, bwp, bwu, bw2, bwp2, bwu2, io, iop, run = groups[at : at + 12]
-    lat, pct = _stats(groups[at + 12 : at + _S_GROUPS])
+    `_STAT_GROUPS`. (`_stats`, `_rate` and `_direction_of` of a fio 3 line, inlined: this is the hot path.)"""
+    (_, iops, ik, bw, bwp, bwu, bw2, bwp2, bwu2, io, iop, run,
+     cu, cmin, cmink, cmax, cmaxk, cavg, tu, tmin, tmink, tmax, tmaxk, tavg,
+     pk, pu, p50, p95, p99, p999, pct) = groups[at : at + _S_GROUPS]  # fmt: skip
+    lat: _Lat = {}
+    if cu:  # as _scaled() reads them
+        lat["clat"] = (cu, float(cmin) * _SI[cmink], float(cmax) * _SI[cmaxk], float(cavg))  # type: ignore
+    if tu:
+        lat["lat"] = (tu, float(tmin) * _SI[tmink], float(tmax) * _SI[tmaxk], float(tavg))  # type: ignore
+    if pct is not None:  # another percentile_list
+        points = {}
+        for p, v in _PCT_ENTRY.findall(pct):
+            points[_pct_key(p)] = v
+        pcts: _Pct = {pk: (pu, points)}  # type: ignore[dict-item]
+    elif pk:
+        pcts = {pk: (pu, {"50.00": p50, "95.00": p95, "99.00": p99, "99.90": p999})}  # type: ignore[dict-item]
+    else:
+        pcts = {}
     runtime_ms = float(run) if run else None  # type: ignore[arg-type]
     io_bytes = float(io) * _BYTES[iop, False] if io else None  # type: ignore[arg-type,index]
     bits, factor, unit, to_bytes = _RATES[bwp, bwu, False]  # type: ignore[index]
@@ -739,14 +756,16 @@ def _section_direction(groups: tuple[str | None, ...], at: int) -> _Direction:
     note = None
     if bw2:
         bps = value * to_bytes
-        tput2, unit2, bps2 = _rate(float(bw2), bwp2, bwu2, False)  # type: ignore[arg-type]
+        bits2, factor2, unit2, to_bytes2 = _RATES[bwp2, bwu2, False]  # type: ignore[index]
+        value2 = float(bw2) / 8 if bits2 else float(bw2)
+        bps2 = value2 * to_bytes2
         if bps > 0 and bps2 > 0 and abs(bps / bps2 - 1) > 0.02 and io_bytes and runtime_ms:
             # The two figures disagree beyond rounding: trust the one io / runtime agrees with.
             measured = io_bytes * 1000 / runtime_ms
             if abs(bps2 - measured) < abs(bps - measured):
                 note = f"BW={bw}{bwp}{bwu}/s disagrees with io/runtime; used {bw2}"
-                tput, unit = tput2, unit2
-    return _Direction(float(iops) * _SI[ik], tput, unit, io_bytes, runtime_ms, lat, pct, note)  # type: ignore
+                tput, unit = value2 * factor2, unit2
+    return _Direction(float(iops) * _SI[ik], tput, unit, io_bytes, runtime_ms, lat, pcts, note)  # type: ignore
 
 
 _Lat = dict[str, tuple[str, float | None, float | None, float | None]]
@@ -1005,36 +1024,36 @@ def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run
         if rounded:
             meta["iops_from"] = "printed (rounded)"
         records.append(
-            IoRecord(
-                tool=TOOL,
-                tool_version=inv.version,
-                run_index=run_index,
-                source_line=first.line,
-                target=inv.disk,
-                started_at=None,
-                pattern=pattern,  # type: ignore[arg-type]
-                operation=operation,  # type: ignore[arg-type]
-                read_pct=read_pct,
-                direction="total" if key == "mixed" else key,  # type: ignore[arg-type]
-                block_size_bytes=bs_write if key == "write" else bs_read,
-                threads=threads,
-                queue_depth=queue_depth,
-                inferred=inferred.copy(),
-                metadata=meta,
-                histogram=hist,
-                histogram_kind="share",
-                iops=iops,
-                throughput=tput,
-                throughput_unit=tput_unit,
-                latency_unit=lat_unit,
-                latency_avg=avg,
-                latency_min=lo,
-                latency_max=hi,
-                latency_p50=p50,
-                latency_p95=p95,
-                latency_p99=p99,
-                latency_p999=p999,
-                duration_s=duration,
+            IoRecord(  # positional, in records.IO_FIELD_ORDER
+                TOOL,
+                run_index,
+                first.line,
+                pattern,  # type: ignore[arg-type]
+                operation,  # type: ignore[arg-type]
+                read_pct,
+                "total" if key == "mixed" else key,  # type: ignore[arg-type]
+                bs_write if key == "write" else bs_read,
+                threads,
+                queue_depth,
+                iops,
+                tput,
+                tput_unit,  # type: ignore[arg-type]
+                lat_unit,
+                avg,
+                lo,
+                hi,
+                p50,
+                p95,
+                p99,
+                p999,
+                duration,
+                inv.version,
+                inv.disk,
+                None,  # started_at
+                inferred.copy(),
+                meta,
+                hist,
+                "share",
             )
         )
     return records
@@ -1306,10 +1325,20 @@ _BASIS = {
 def _rising(block: _Block, unit_ns: float, top: object) -> list[tuple[float, float]] | None:
     """The job's (bucket upper bound, printed share), or None unless each bound is above the one before."""
     buckets = []
+    append = buckets.append
     last = -math.inf
     isfinite = math.isfinite
     for dist_unit, entries in block.lat_dist:
         dist_ns = _NS[dist_unit]
+        if ">=" not in entries:
+            # No open bucket: `_DIST_ENTRY`'s matches, each bound finite (at most 9 digits)
+            for bound, share in _DIST_PAIR.findall(entries):
+                upper = float(bound) * dist_ns / unit_ns
+                if not upper > last:
+                    return None
+                last = upper
+                append((upper, float(share)))
+            continue
         for open_, bound, share in _DIST_ENTRY.findall(entries):
             upper = float(bound) * dist_ns / unit_ns  # as in _histogram
             if open_:
@@ -1318,7 +1347,7 @@ def _rising(block: _Block, unit_ns: float, top: object) -> list[tuple[float, flo
                 return None
             last = upper
             if isfinite(upper):
-                buckets.append((upper, float(share)))
+                append((upper, float(share)))
     return buckets
 
 
@@ -1341,6 +1370,13 @@ def _histogram(blocks: list[_Block], latency_unit: str, top: float | None) -> li
         seen = False
         for dist_unit, entries in b.lat_dist:
             dist_ns = _NS[dist_unit]
+            if ">=" not in entries:  # no open bucket (as in `_rising`)
+                if pairs := _DIST_PAIR.findall(entries):
+                    seen = True
+                for bound, share in pairs:
+                    upper = float(bound) * dist_ns / unit_ns
+                    merged[upper] = get(upper, 0.0) + float(share) * w / total_w
+                continue
             if found := _DIST_ENTRY.findall(entries):
                 seen = True
             for open_, bound, share in found:
