@@ -33,6 +33,8 @@ def find_rare(text: str, literal: str, k: int) -> int:
     CPython 3.11, str.find of a literal of six characters or more reads a text of 30,000 or more several times
     slower than a one-character find. After len(text) / 512 occurrences of that character without the literal, the
     rest is left to str.find (a text full of it costs at most about twice a plain find)."""
+    if len(text) <= 8192:
+        return text.find(literal)  # (its slow case costs little on a short text; the gates below would cost more)
     rare = literal[k]
     i = text.find(rare, k)
     for _ in range(len(text) >> 9):

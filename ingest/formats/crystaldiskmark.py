@@ -65,7 +65,7 @@ from operator import itemgetter
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
-from ingest.textio import lines_holding
+from ingest.textio import find_rare, lines_holding
 
 NAME = "crystaldiskmark"
 
@@ -120,26 +120,33 @@ _SECTION_READ_PCT = {"read": 100.0, "write": 0.0}
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
 _DETECT_HEADER = re.compile(r"[ \t>]*(?:CrystalDiskMark\s+\d|KDiskMark\s*\(\d)")
 _DETECT_FOREIGN = re.compile(r"[ \t>]*(?:AmorphousDiskMark|tdeDiskMark|Flexible I/O Tester\s+-)")
-_DETECT_ROW = re.compile(r"[ \t>]*(?:SEQ|RND|Sequential|Random)\b[^\n]{0,60}:\s*\d{1,12}(?:\.\d{1,6})?\s*MB/s")
-_DETECT_UNITS = re.compile(r"[ \t>]*\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s")
+# A test line or the units line, told apart by the group that matched (one starts with a label word, the other "*").
+_DETECT_LINE = re.compile(
+    r"[ \t>]*(?:(?P<row>(?:SEQ|RND|Sequential|Random)\b[^\n]{0,60}:\s*\d{1,12}(?:\.\d{1,6})?\s*MB/s)"
+    r"|(?P<units>\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s))"
+)
 _DETECT_HEAD = 131072
+# The label words a test line starts with, each with the index of its character rarest in other tools' outputs.
+_DETECT_WORDS = (("SEQ", 2), ("Sequential", 2), ("RND", 2), ("Random", 0))
+# A text this short (a CrystalDiskMark result) is read faster by one str.find than through the gates below.
+_DETECT_SHORT = 8192
 _DETECT_ROWS_END = 65536  # test lines count only when their "MB/s" lies in the first 64 KiB
-# What a line holding "MB/s" must start with (after spaces, tabs and quoting) to be a test line or the units line.
-_DETECT_LINE_FIRST = frozenset(" \t>SR*")
 
 
 def detect(text: str) -> float:
-    # Another tool's text costs three str.find scans (DiskMark, Flexible I/O Tester, MB/s) and a look at the start of
-    # each line holding "MB/s": the patterns only run on lines that can start with them.
+    # Another tool's text costs memchr scans for a rare letter of each word that could start a line of interest
+    # ("DiskMark", "Flexible I/O Tester", the label words, "1,000,000"; see textio.find_rare), and only where one of the
+    # latter two is found a str.find scan for "MB/s" and one match at the start of each line holding it.
     head = text[:_DETECT_HEAD]
     header = foreign = False
-    for start in lines_holding(head, "DiskMark"):
-        if _DETECT_HEADER.match(head, start):
-            header = True
-            break
-        if not foreign and _DETECT_FOREIGN.match(head, start):
-            foreign = True
-    if not header and not foreign:
+    if find_rare(head, "DiskMark", 0) >= 0:
+        for start in lines_holding(head, "DiskMark"):
+            if _DETECT_HEADER.match(head, start):
+                header = True
+                break
+            if not foreign and _DETECT_FOREIGN.match(head, start):
+                foreign = True
+    if not header and not foreign and find_rare(head, "Flexible I/O Tester", 0) >= 0:
         # Only a line starting with "Flexible I/O Tester" can match here (one holding "AmorphousDiskMark" was read).
         for start in lines_holding(head, "Flexible I/O Tester"):
             if _DETECT_FOREIGN.match(head, start):
@@ -149,17 +156,27 @@ def detect(text: str) -> float:
         return 0.1
     rows = 0
     units = False
-    # The lines holding "MB/s" (each at its first one): test lines count up to two, within _DETECT_ROWS_END.
-    i = head.find("MB/s")
+    # The lines holding "MB/s" (each at its first one): test lines count up to two, within _DETECT_ROWS_END. A test
+    # line starts with a label word before that end, the units line holds "*" and "1,000,000": without them no line
+    # can match, and the scan for "MB/s" (letters common in any text: str.find's slow case) is spared.
+    i = -1
+    if (
+        len(head) <= _DETECT_SHORT
+        or ("*" in head and find_rare(head, "1,000,000", 1) >= 0)
+        or any(0 <= find_rare(head, word, k) < _DETECT_ROWS_END for word, k in _DETECT_WORDS)
+    ):
+        i = head.find("MB/s")
     while i >= 0:
         in_rows = i + 4 <= _DETECT_ROWS_END
         if units and not in_rows:
             break
         start = head.rfind("\n", 0, i) + 1
-        if head[start] in _DETECT_LINE_FIRST:
-            if rows < 2 and in_rows and _DETECT_ROW.match(head, start):
-                rows += 1
-            if not units and _DETECT_UNITS.match(head, start):
+        m = _DETECT_LINE.match(head, start)
+        if m is not None:
+            if m.lastgroup == "row":
+                if rows < 2 and in_rows:
+                    rows += 1
+            else:
                 units = True
             if (header and (rows or units)) or (units and rows >= 2):
                 break
@@ -611,7 +628,7 @@ def _records(
                 tool, run_index, line, pattern, operation, read_pct, direction, size, t, q, iops, value, unit,  # type: ignore[arg-type]
                 latency_unit, latency, None, None, None, None, None, None, duration_s, version, target, started_at,
                 inferred, dict(metadata, Label=label), [], "count", "io",
-            )  # fmt: skip
+            )
             for run_index, ((pattern, size, q, t, _, label, _), value, unit, iops, line, operation, direction,
                             read_pct, latency, latency_unit, inferred) in enumerate(rows, first_run)
         ]  # fmt: skip
