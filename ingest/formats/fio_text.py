@@ -734,11 +734,14 @@ def _section_direction(groups: tuple[str | None, ...], at: int) -> _Direction:
     (_, iops, ik, bw, bwp, bwu, bw2, bwp2, bwu2, io, iop, run,
      cu, cmin, cmink, cmax, cmaxk, cavg, tu, tmin, tmink, tmax, tmaxk, tavg,
      pk, pu, p50, p95, p99, p999, pct) = groups[at : at + _S_GROUPS]  # fmt: skip
-    lat: _Lat = {}
-    if cu:  # as _scaled() reads them
-        lat["clat"] = (cu, float(cmin) * _SI[cmink], float(cmax) * _SI[cmaxk], float(cavg))  # type: ignore
+    # as _scaled() reads them; the dict in one display
+    clat = (cu, float(cmin) * _SI[cmink], float(cmax) * _SI[cmaxk], float(cavg)) if cu else None  # type: ignore
+    lat: _Lat
     if tu:
-        lat["lat"] = (tu, float(tmin) * _SI[tmink], float(tmax) * _SI[tmaxk], float(tavg))  # type: ignore
+        total = (tu, float(tmin) * _SI[tmink], float(tmax) * _SI[tmaxk], float(tavg))  # type: ignore
+        lat = {"clat": clat, "lat": total} if clat else {"lat": total}  # type: ignore[dict-item]
+    else:
+        lat = {"clat": clat} if clat else {}  # type: ignore[dict-item]
     if pct is not None:  # another percentile_list
         points = {}
         for p, v in _PCT_ENTRY.findall(pct):
@@ -749,14 +752,14 @@ def _section_direction(groups: tuple[str | None, ...], at: int) -> _Direction:
     else:
         pcts = {}
     runtime_ms = float(run) if run else None  # type: ignore[arg-type]
-    io_bytes = float(io) * _BYTES[iop, False] if io else None  # type: ignore[arg-type,index]
-    bits, factor, unit, to_bytes = _RATES[bwp, bwu, False]  # type: ignore[index]
+    io_bytes = float(io) * _BYTES3[iop] if io else None  # type: ignore[arg-type,index]
+    bits, factor, unit, to_bytes = _RATES3[bwp, bwu]  # type: ignore[index]
     value = float(bw) / 8 if bits else float(bw)  # type: ignore[arg-type]
     tput = value * factor
     note = None
     if bw2:
         bps = value * to_bytes
-        bits2, factor2, unit2, to_bytes2 = _RATES[bwp2, bwu2, False]  # type: ignore[index]
+        bits2, factor2, unit2, to_bytes2 = _RATES3[bwp2, bwu2]  # type: ignore[index]
         value2 = float(bw2) / 8 if bits2 else float(bw2)
         bps2 = value2 * to_bytes2
         if bps > 0 and bps2 > 0 and abs(bps / bps2 - 1) > 0.02 and io_bytes and runtime_ms:
@@ -819,21 +822,36 @@ def _scaled(number: str, suffix: str) -> float:
     return float(number) * _SI[suffix]
 
 
+_Range = tuple[int, int] | None
+
+
 def _header(m: re.Match[str], lineno: int) -> _Header:
-    h = _Header(name=m["name"], groupid=int(m["g"]), rw=m["rw"], line=lineno)
-    h.bs_read, h.bs_write, h.seq_rand, h.bs_text, h.ioengine, h.iodepth = _job_options(m["rest"])
-    r, w, depth, engine = h.bs_read, h.bs_write, h.iodepth, (h.ioengine or "").lower()
-    fixed = r and w and r[0] == r[1] and w[0] == w[1] and not h.seq_rand
-    if h.rw in _RW and fixed and depth and (depth <= 1 or (engine and engine not in SYNC_ENGINES)):
-        metadata = {"rw": h.rw, "header_line": str(lineno)}
-        if h.bs_text:
-            metadata["bs"] = h.bs_text
-        # as `_block_sizes` returns them, with both sizes fixed
-        h.settled = (*_RW[h.rw], metadata, r[0] or w[0], w[0] or r[0], depth)  # type: ignore[index]
+    name, groupid, rw, rest = m.group("name", "g", "rw", "rest")
+    bs_read, bs_write, seq_rand, bs_text, ioengine, iodepth, settles = _header_options(rw, rest)
+    h = _Header(name, int(groupid), rw, lineno, bs_read, bs_write, bs_text, seq_rand, ioengine, iodepth)
+    if settles is not None:
+        metadata = {"rw": rw, "header_line": str(lineno)}
+        if bs_text:
+            metadata["bs"] = bs_text
+        pattern, operation, size_read, size_write, depth = settles
+        h.settled = (pattern, operation, metadata, size_read, size_write, depth)
     return h
 
 
-_Range = tuple[int, int] | None
+@lru_cache(maxsize=1024)  # (as `_job_options`)
+def _header_options(
+    rw: str, rest: str
+) -> tuple[_Range, _Range, bool, str | None, str | None, int | None, tuple[str, str, int, int, int] | None]:
+    """`_job_options`, and what `_Header.settled` takes from them (without its metadata) when the header settles
+    pattern, operation, block sizes and queue depth by itself."""
+    options = _job_options(rest)
+    r, w, seq_rand, _bs_text, ioengine, depth = options
+    engine = (ioengine or "").lower()
+    fixed = r and w and r[0] == r[1] and w[0] == w[1] and not seq_rand
+    settles = None
+    if rw in _RW and fixed and depth and (depth <= 1 or (engine and engine not in SYNC_ENGINES)):
+        settles = (*_RW[rw], r[0] or w[0], w[0] or r[0], depth)  # type: ignore[index]  # as `_block_sizes`
+    return (*options, settles)
 
 
 @lru_cache(maxsize=1024)  # the jobs of a sweep repeat a few option strings
@@ -945,6 +963,9 @@ def _rate_spec(prefix: str, unit: str, fio2: bool) -> tuple[bool, int, str, int]
 
 
 _RATES = {(p, u, fio2): _rate_spec(p, u, fio2) for p in _PREFIXES for u in ("B", "bit") for fio2 in (False, True)}
+# fio 3's (fio2 False), for `_section_direction`
+_BYTES3 = {p: _BYTES[p, False] for p in _PREFIXES}
+_RATES3 = {(p, u): _RATES[p, u, False] for p in _PREFIXES for u in ("B", "bit")}
 
 
 def _rate(value: float, prefix: str, unit: str, fio2: bool) -> tuple[float, str, float]:
