@@ -175,9 +175,11 @@ _CPU_TAGS = frozenset(tag for tag, _ in _CPU_KEYS)
 
 
 def detect(text: str) -> float:
-    # find() within the head instead of `in text[:200_000]`: no copy of the head; another tool's text costs
-    # one scan for "<Results>".
-    if text.find(_START, 0, _HEAD) < 0:
+    # find() within the head instead of `in text[:200_000]`: no copy of the head. Another tool's text without "<"
+    # costs one memchr scan (str.find of "<Results>" reads a large text ten times slower); with it, "<Results>" is
+    # searched from the first "<".
+    first = text.find("<", 0, _HEAD)
+    if first < 0 or text.find(_START, first, _HEAD) < 0:
         return 0.0
     if text.find("<TestTimeSeconds>", 0, _HEAD) >= 0 or text.find("<TimeSpans>", 0, _HEAD) >= 0:
         return 0.95

@@ -656,14 +656,13 @@ def _quoted_line_matches(head: str) -> Iterator[re.Match[str]]:
         i = head.find(quote)
         while i >= 0:
             start = head.rfind("\n", 0, i) + 1
-            if start not in tried:
-                before = head[start:i].rstrip(" \t")
-                if before[-1:] == ":":
-                    before = before[:-1].rstrip(" \t")
-                if before[-1:] in _WORD_ENDS:
-                    tried.add(start)
-                    if m := _DETECT_IO.match(head, start):
-                        yield m
+            before = head[start:i]
+            stem = before.rstrip(" \t:")
+            # As stripping " \t", one ":" and " \t" again (stem ends in a letter): another tool's quote costs one strip.
+            if stem[-1:] in _WORD_ENDS and before.count(":", len(stem)) <= 1 and start not in tried:
+                tried.add(start)
+                if m := _DETECT_IO.match(head, start):
+                    yield m
             i = head.find("\n", i)
             if i >= 0:
                 i = head.find(quote, i)
