@@ -338,6 +338,7 @@ def parse(text: str) -> list[IoRecord]:
 
 def _scan(lines: list[str]) -> list[_Invocation]:
     invocations: list[_Invocation] = []
+    paths: dict[str, tuple[str, str]] = {}  # thread rows' file cells read: every table of every run repeats them
     inv: _Invocation | None = None
     res: _Results | None = None
     i = 0
@@ -401,7 +402,7 @@ def _scan(lines: list[str]) -> list[_Invocation]:
             kind = _TABLE_TITLES[s]
             if res is None or kind in res.tables:
                 inv, res = _implicit_results(invocations, inv, lineno)
-            table, i = _io_table(lines, i + 1, kind)
+            table, i = _io_table(lines, i + 1, kind, paths)
             res.tables[kind] = table
             prev_content = None
             continue
@@ -441,7 +442,8 @@ def _header(line: str) -> _Header:
 _header_memo = lru_cache(maxsize=256)(_Header)
 
 
-def _io_table(lines: list[str], i: int, kind: str) -> tuple[_Table, int]:
+def _io_table(lines: list[str], i: int, kind: str, paths: dict[str, tuple[str, str]]) -> tuple[_Table, int]:
+    """The table whose column header is lines[i]; `paths` holds the file cells read (path and size) by cell."""
     header = _header(lines[i])
     columns = header.columns
     table = _Table(kind, i + 1, header, columns)  # line: 1-based, of the column header
@@ -449,7 +451,6 @@ def _io_table(lines: list[str], i: int, kind: str) -> tuple[_Table, int]:
     last = len(columns) - 1  # pipes before the file cell (which may hold more)
     file_cell: str | None = None  # the last thread row's file cell, while a console wrap may continue it
     wraps = 0
-    paths: dict[str, tuple[str, str]] = {}  # every thread row repeats its target's file cell
     i += 1
     n = len(lines)
     while i < n:
