@@ -28,20 +28,22 @@ def lines_holding(text: str, literal: str, end: int | None = None) -> Iterator[i
         i = text.find(literal, stop, end)
 
 
-def find_rare(text: str, literal: str, k: int) -> int:
-    """text.find(literal), found by a memchr scan for literal[k], a character rare in other tools' outputs: in
-    CPython 3.11, str.find of a literal of six characters or more reads a text of 30,000 or more several times
-    slower than a one-character find. After len(text) / 512 occurrences of that character without the literal, the
-    rest is left to str.find (a text full of it costs at most about twice a plain find)."""
-    if len(text) <= 8192:
-        return text.find(literal)  # (its slow case costs little on a short text; the gates below would cost more)
+def find_rare(text: str, literal: str, k: int, end: int | None = None) -> int:
+    """text.find(literal, 0, end), found by a memchr scan for literal[k], a character rare in other tools' outputs:
+    in CPython 3.11, str.find of a literal of six characters or more reads a text of 30,000 or more several times
+    slower than a one-character find. After one occurrence of that character per 512 characters without the
+    literal, the rest is left to str.find (a text full of it costs at most about twice a plain find)."""
+    n = len(text) if end is None else max(0, min(end, len(text)))
+    if n <= 8192:
+        return text.find(literal, 0, n)  # (its slow case costs little on a short text; the gates below would cost more)
     rare = literal[k]
-    i = text.find(rare, k)
-    for _ in range(len(text) >> 9):
+    last = n - len(literal) + k + 1  # past the last place literal[k] can be with the literal inside text[:n]
+    i = text.find(rare, k, last)
+    for _ in range(n >> 9):
         if i < 0 or text.startswith(literal, i - k):
             return i if i < 0 else i - k
-        i = text.find(rare, i + 1)
-    return -1 if i < 0 else text.find(literal, i - k)
+        i = text.find(rare, i + 1, last)
+    return -1 if i < 0 else text.find(literal, i - k, n)
 
 
 def decode(data: bytes) -> tuple[str, str]:

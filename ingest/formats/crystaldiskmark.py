@@ -128,9 +128,6 @@ _DETECT_LINE = re.compile(
 _DETECT_HEAD = 131072
 # The label words a test line starts with, each with the index of its character rarest in other tools' outputs.
 _DETECT_WORDS = (("SEQ", 2), ("Sequential", 2), ("RND", 2), ("Random", 0))
-# The same grouped by the index and character they share (one scan for "R" finds both words starting with it), for a
-# long text where the scans stop at _DETECT_ROWS_END.
-_DETECT_WORD_GROUPS = ((("SEQ",), 2), (("Sequential",), 2), (("RND", "Random"), 0))
 # A text this short (a CrystalDiskMark result) is read faster by one str.find than through the gates below.
 _DETECT_SHORT = 8192
 _DETECT_ROWS_END = 65536  # test lines count only when their "MB/s" lies in the first 64 KiB
@@ -163,12 +160,12 @@ def detect(text: str) -> float:
     # line counted holds its label word and "MB/s" before that end, the units line "*", "=" and "1,000,000": without
     # them no line can match, and the scan for "MB/s" (letters common in any text: str.find's slow case) is spared.
     i = -1
-    if len(head) <= _DETECT_SHORT or ("*" in head and "=" in head and find_rare(head, "1,000,000", 1) >= 0):
-        i = head.find("MB/s")
-    elif len(head) <= _DETECT_ROWS_END:
-        if any(find_rare(head, word, k) >= 0 for word, k in _DETECT_WORDS):
-            i = head.find("MB/s")
-    elif any(_starts_before(head, words, k, _DETECT_ROWS_END) for words, k in _DETECT_WORD_GROUPS):
+    if (
+        len(head) <= _DETECT_SHORT
+        or ("*" in head and "=" in head and find_rare(head, "1,000,000", 1) >= 0)
+        # (a word starting before _DETECT_ROWS_END: inside head[:_DETECT_ROWS_END + len(word) - 1])
+        or any(find_rare(head, word, k, _DETECT_ROWS_END + len(word) - 1) >= 0 for word, k in _DETECT_WORDS)
+    ):
         i = head.find("MB/s")
     while i >= 0:
         in_rows = i + 4 <= _DETECT_ROWS_END
@@ -197,19 +194,6 @@ def detect(text: str) -> float:
     if rows == 1:
         return 0.5
     return 0.35 if units else 0.0
-
-
-def _starts_before(text: str, words: tuple[str, ...], k: int, end: int) -> bool:
-    """Whether one of `words`, all with the same character at index k, starts in text[:end]: textio.find_rare's scan
-    for that character (with its fallback to str.find), bounded by `end` and for all the words at once."""
-    rare = words[0][k]
-    stop = end + k
-    i = text.find(rare, k, stop)
-    for _ in range(len(text) >> 9):
-        if i < 0 or text.startswith(words, i - k):
-            return i >= 0
-        i = text.find(rare, i + 1, stop)
-    return i >= 0 and any(text.find(word, i - k, end + len(word) - 1) >= 0 for word in words)
 
 
 # A test line as read, made into an IoRecord once its result is complete (header to footer). A plain tuple (a
