@@ -301,11 +301,7 @@ def prepare_file(
 ) -> PreparedFile:
     """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written)."""
     file_id = sha256[:16]
-    try:
-        rows = _file_rows(file_id, parsed)
-    except (TypeError, ValueError) as exc:
-        raise StoreError(f"rows do not fit the raw layer: {exc}") from exc
-    rows.file = (
+    file_row = (
         file_id,
         name,
         sha256,
@@ -321,7 +317,10 @@ def prepare_file(
         list(parsed.warnings),
         __version__,
     )
-    rows.content = data
+    try:
+        rows = FileRows(file_row, data, *_record_rows(parsed))
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"rows do not fit the raw layer: {exc}") from exc
     return PreparedFile(
         file_id,
         name,
@@ -549,7 +548,7 @@ _QUERY_IO_FIELDS = tuple(f.name for f in fields(QueryIoRecord) if f.name not in 
 _QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name not in ("tool", "record"))
 
 
-def _file_rows(file_id: str, parsed: ParsedFile) -> FileRows:
+def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple]:
     """The file's records sorted by raw table, checked where a wrong value could still be blamed on the file."""
     io: list[tuple[int, IoRecord]] = []
     qio: list[tuple[int, QueryIoRecord]] = []
@@ -590,7 +589,7 @@ def _file_rows(file_id: str, parsed: ParsedFile) -> FileRows:
             h_value += values
             h_unit += [rec.latency_unit] * n
             h_kind += [rec.histogram_kind] * n
-    return FileRows((), b"", io, qio, qtime, meta, (h_index, h_bound, h_unit, h_value, h_kind))
+    return io, qio, qtime, meta, (h_index, h_bound, h_unit, h_value, h_kind)
 
 
 def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
