@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import table
+from bench.floor import measure
 from bench.generate import FULL_COUNTS, TINY_COUNTS
 from bench.harness import INGEST_WORKERS, SATURATION_NODES, Harness, Spec, results_path, run
 from bench.memory import TreeMemory
@@ -26,8 +27,12 @@ ROWS = 20_000
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    out = tmp_path_factory.mktemp("bench")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("bench")
+
+
+@pytest.fixture(scope="module")
+def results(out: Path) -> dict:
     # fio-plot's anchor needs PyPI to set up its venv: not in CI.
     path = run(
         "tiny", out / "out", out / "results", runs=1, warmup=0, fioplot=False, row_sizes=[ROWS], log=lambda _m: None
@@ -195,3 +200,12 @@ def test_equivalence_check_finds_a_changed_parser_and_passes_an_unchanged_one(mo
     monkeypatch.setattr(sqlio, "parse", loses_the_last_run)
     _, differences = equivalence.compare("sqlio", None, mutations=200)
     assert differences and all(": parse at the file" in d for d in differences)
+
+
+def test_the_floor_reader_reads_as_many_records_as_the_product(results: dict, out: Path) -> None:
+    """`python -m bench.floor` compares the CrystalDiskMark path with a reader doing the least: a fair comparison
+    only while that reader makes the records the product makes."""
+    floor = measure(out / "out" / "corpus", runs=1)
+    assert floor.files == TINY_COUNTS["crystaldiskmark"]
+    assert floor.floor_records == floor.product_records == results["summary"]["parse"]["crystaldiskmark"]["records"]
+    assert len(floor.seconds) == 7 and all(s > 0 for s in floor.seconds.values())
