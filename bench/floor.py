@@ -1,14 +1,14 @@
 """How close to the least possible work is the CrystalDiskMark path? The evidence behind the README's note on its
 50 MB/s target:
 
-    python -m bench.floor [--runs N]
+    python -m bench.floor [--runs N] [--corpus DIR]
 
 Over the bench corpus's CrystalDiskMark files (`python -m bench generate` first), each timed in one process, the
 best of N passes (a floor is what is measured, not what is typical):
 
 - the product: `formats.parse_bytes` (decode, the seven detectors, parse, the mixed-output check), and its parts;
 - a floor reader: decode, split lines, one regex per line for a 7.x-9.x / KDiskMark test line, one IoRecord per
-  test line with a copy of the metadata. No state, no other layout, no checks: no real parser does less;
+  test line with a copy of the metadata. No state, no other layout, no checks: a real parser does at least this;
 - the floor reader plus the registry's detection (`formats.detect_all`), which any file of unknown format pays.
 
 A 1.5 KB file at 50 MB/s leaves 30 us for all of it.
