@@ -71,7 +71,7 @@ class Floor:
 def measure(corpus_root: Path = CORPUS, runs: int = 5) -> Floor:
     corpus = load_corpus(corpus_root)
     if corpus is None or not corpus.paths(FORMAT):
-        raise SystemExit(f"no bench corpus at {corpus_root}: run `python -m bench generate` first")
+        raise FileNotFoundError(f"no bench corpus at {corpus_root}: run `python -m bench generate` first")
     blobs = [path.read_bytes() for path in corpus.paths(FORMAT)]
     texts = [decode(data)[0] for data in blobs]
     mod = formats.registry()[FORMAT]
@@ -104,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--corpus", type=Path, default=CORPUS, help="a corpus `python -m bench generate` wrote")
     args = p.parse_args(argv)
-    f = measure(args.corpus, args.runs)
+    try:
+        f = measure(args.corpus, args.runs)
+    except FileNotFoundError as exc:
+        raise SystemExit(str(exc)) from None
     print(f"{f.files:,} {FORMAT} files, {f.bytes / f.files:,.0f} bytes each on average; records: product "
           f"{f.product_records:,}, floor reader {f.floor_records:,}")  # fmt: skip
     print(f"{'':32s} {'us/file':>8s} {'MB/s':>7s}")
