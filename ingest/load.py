@@ -23,15 +23,15 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import chain
 
 import duckdb
 import pyarrow as pa
 
 from ingest import formats
-from ingest.build import BuildResult, build_models, models_behind
+from ingest.build import BuildResult, Progress, build_models
 from ingest.errors import ParseError
-from ingest.records import ParsedFile
+from ingest.labels import Labels, check_labels
 from ingest.sources import InputError, InputFile
 from ingest.warehouse import (
     PreparedFile,
@@ -52,13 +52,17 @@ BULK_CHECKPOINT_THRESHOLD = "1GB"
 # enough that memory stays bounded and an interrupted ingest loses little work.
 BATCH_FILES = 256
 BATCH_BYTES = 32 * 1024 * 1024
-# Below this many files, starting worker processes (~0.5 s) costs more than it saves.
+# Below this many files, starting worker processes (~0.5 s) costs more than it saves. The files looked at to decide
+# are held in memory, so the look stops at HEAD_BYTES: large files are parsed in-process, one at a time.
 POOL_MIN_FILES = 16
+HEAD_BYTES = 32 * 1024 * 1024
 # Files go to a worker in chunks (per-task costs are paid per chunk), at most WINDOW_PER_WORKER chunks per worker
 # in flight: that keeps both the workers and the writer busy, and memory bounded.
 CHUNK_FILES = 32
 CHUNK_BYTES = 4 * 1024 * 1024
 WINDOW_PER_WORKER = 3
+# and at most this many bytes of input in flight, whatever the chunks: memory stays bounded by the files' size.
+WINDOW_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -106,18 +110,19 @@ class IngestReport:
         return [o for o in self.outcomes if o.status == "error"]
 
 
-def parse_input(item: InputFile, fmt: str | None = None) -> ParsedFile:
-    """Parse one input; a ParseError names the file and line."""
-    return formats.parse_bytes(item.data, item.name, fmt)
-
-
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Labels:
+    """What every file of one ingest is stored under, and the format to read it as (None: detect)."""
+
     disk: str
     host: str | None
     tags: tuple[str, ...]
     notes: str | None
     fmt: str | None
+
+    @classmethod
+    def of(cls, labels: Labels, fmt: str | None) -> _Labels:
+        return cls(labels.disk, labels.host, labels.tags, labels.notes, fmt)
 
 
 @dataclass(slots=True)
@@ -157,23 +162,23 @@ def ingest_inputs(
     build: bool = True,
     progress: Callable[[FileOutcome], None] | None = None,
     workers: int | None = None,
+    build_progress: Progress | None = None,
 ) -> IngestReport:
     """Store every readable file whole; a bad file is reported and never blocks the others. An interruption
-    (Ctrl-C, a kill) leaves the files stored so far whole; a rerun skips them.
+    (Ctrl-C, a kill) leaves the files stored so far whole; a rerun skips them. Labels past their limits raise
+    LabelError before anything is read or stored.
 
-    `workers`: parsing processes (1: in this process); None picks one per core but one from POOL_MIN_FILES files."""
-    if not disk or not disk.strip():
-        raise ValueError("a disk label is required (--disk LABEL)")
-    host = host.strip() or None if host else None
-    labels = _Labels(disk.strip(), host, tuple(tags), notes, fmt)
-    items = iter(items)
-    head = list(islice(items, POOL_MIN_FILES))
+    `workers`: parsing processes (1: in this process); None picks one per core but one from POOL_MIN_FILES files.
+    `build`: then bring the models up to date (also after an earlier build that did not finish)."""
+    labels = _Labels.of(check_labels(disk, host, tags, notes), fmt)
+    head, items = _head(iter(items))
     if workers is None:
         # The main process reads, stores and unpacks the workers' rows: it needs a core of its own. On 2 cores
         # a pool was slower than parsing in-process (bench, every format, 2 workers: 81.8 s vs 74.3 s).
         workers = max(1, _cores() - 1) if len(head) >= POOL_MIN_FILES else 1
     workers = max(1, workers)
     all_items = chain(head, items)
+    del head
     report = IngestReport([], workers=workers, timings={"parse_s": 0.0, "store_s": 0.0, "build_s": 0.0})
     with _worker_pool(workers) as pool:
         con = connect(db)
@@ -187,14 +192,26 @@ def ingest_inputs(
                 # The build ends an ingest: its memory matters more than the next call's pool start.
                 _POOL.close_if_idle(besides=pool)
             # Built while this connection keeps the warehouse: no other process can take it between the store and
-            # the build. A rerun after a build that was killed builds even when it adds nothing.
-            if build and report.aborted is None and (report.added or models_behind(con)):
+            # the build. A build that was killed before is completed here, even when nothing was added.
+            if build and report.aborted is None:
                 t = time.perf_counter()
-                report.build = build_models(db)
+                report.build = build_models(db, progress=build_progress)
                 report.timings["build_s"] = time.perf_counter() - t
         finally:
             con.close()
     return report
+
+
+def _head(items: Iterator[InputFile | InputError]) -> tuple[list[InputFile | InputError], Iterator]:
+    """The first inputs, enough to tell whether a pool pays: up to POOL_MIN_FILES of them or HEAD_BYTES."""
+    head: list[InputFile | InputError] = []
+    size = 0
+    for item in items:
+        head.append(item)
+        size += len(item.data) if isinstance(item, InputFile) else 0
+        if len(head) >= POOL_MIN_FILES or size >= HEAD_BYTES:
+            break
+    return head, items
 
 
 # A pool nobody used for this long is shut down (its workers hold ~100 MB each).
@@ -369,35 +386,57 @@ def _unpack(chunk: _Chunk) -> list[_Prepared]:
     return chunk.prepared
 
 
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One input in the store loop: its name, why it could not be read (InputError), or its prepared rows. The
+    input's bytes are not kept: they live in the prepared rows (or are gone) once it is parsed."""
+
+    name: str
+    unreadable: str | None
+    prepared: _Prepared | None
+
+
 def _prepared(
     items: Iterator[InputFile | InputError],
     labels: _Labels,
     pool: ProcessPoolExecutor | None,
     workers: int,
     report: IngestReport,
-) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
-    """Each item with its prepared rows (None for an unreadable input), in input order."""
+) -> Iterator[_Entry]:
+    """Each input with its prepared rows, in input order."""
     if pool is None:
         for chunk in _chunks(items):
             t = time.perf_counter()
-            prepared = _unpack(_prepare_chunk([(i.name, i.data) for i in chunk if isinstance(i, InputFile)], labels))
+            files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
+            prepared = _unpack(_prepare_chunk(files, labels))
+            del files
             report.timings["parse_s"] += time.perf_counter() - t
-            yield from _in_order(chunk, prepared)
+            yield from _in_order(_stand_ins(chunk), prepared)
         return
-    # Chunks of files go to the workers, at most WINDOW_PER_WORKER chunks per worker in flight.
-    pending: deque[tuple[list[InputFile | InputError], Future[_Chunk]]] = deque()
+    # Chunks of files go to the workers, at most WINDOW_PER_WORKER chunks per worker and WINDOW_BYTES in flight.
+    pending: deque[tuple[list[InputError | str], int, Future[_Chunk]]] = deque()
+    in_flight = 0
     try:
         for chunk in _chunks(items):
             files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
-            pending.append((chunk, pool.submit(_prepare_chunk, files, labels)))
-            if len(pending) >= workers * WINDOW_PER_WORKER:
+            size = sum(len(data) for _, data in files)
+            pending.append((_stand_ins(chunk), size, pool.submit(_prepare_chunk, files, labels)))
+            in_flight += size
+            del chunk, files
+            while pending and (len(pending) >= workers * WINDOW_PER_WORKER or in_flight >= WINDOW_BYTES):
+                in_flight -= pending[0][1]
                 yield from _next_done(pending, report)
         while pending:
             yield from _next_done(pending, report)
     finally:
         # An ingest that stops early (an abort, Ctrl-C) leaves the shared pool no work of its own.
-        for _, future in pending:
+        for *_, future in pending:
             future.cancel()
+
+
+def _stand_ins(chunk: list[InputFile | InputError]) -> list[InputError | str]:
+    """The chunk without the files' bytes: a readable file is its name."""
+    return [item if isinstance(item, InputError) else item.name for item in chunk]
 
 
 def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile | InputError]]:
@@ -414,43 +453,45 @@ def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile 
 
 
 def _next_done(
-    pending: deque[tuple[list[InputFile | InputError], Future[_Chunk]]], report: IngestReport
-) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
-    items, future = pending.popleft()
+    pending: deque[tuple[list[InputError | str], int, Future[_Chunk]]], report: IngestReport
+) -> Iterator[_Entry]:
+    items, _, future = pending.popleft()
     t = time.perf_counter()
     prepared = _unpack(future.result())
     report.timings["parse_s"] += time.perf_counter() - t
     yield from _in_order(items, prepared)
 
 
-def _in_order(
-    items: list[InputFile | InputError], prepared: list[_Prepared]
-) -> Iterator[tuple[InputFile | InputError, _Prepared | None]]:
-    """Each item with its prepared file: `prepared` holds one per readable item, in order."""
+def _in_order(items: list[InputError | str], prepared: list[_Prepared]) -> Iterator[_Entry]:
+    """Each input with its prepared file: `prepared` holds one per readable input, in order."""
     files = iter(prepared)
     for item in items:
-        yield item, None if isinstance(item, InputError) else next(files)
+        if isinstance(item, InputError):
+            yield _Entry(item.name, item.reason, None)
+        else:
+            yield _Entry(item, None, next(files))
 
 
 def _store_all(
     con: duckdb.DuckDBPyConnection,
-    prepared: Iterator[tuple[InputFile | InputError, _Prepared | None]],
+    entries: Iterator[_Entry],
     report: IngestReport,
     progress: Callable[[FileOutcome], None] | None,
 ) -> None:
     """Batch the prepared files; outcomes are reported in input order, each file's after its batch committed."""
     # Outcomes waiting for the batch before them (errors included, so that the order stays the input's).
-    waiting: list[tuple[InputFile | InputError, _Prepared | None]] = []
+    waiting: list[_Entry] = []
     batch_files = batch_bytes = 0
 
     def flush() -> bool:
         nonlocal batch_files, batch_bytes
         t = time.perf_counter()
-        files = [p.file for _, p in waiting if p is not None and p.file is not None]
+        files = [e.prepared.file for e in waiting if e.prepared is not None and e.prepared.file is not None]
         stored = iter(store_batch(con, files) if files else [])
+        del files
         report.timings["store_s"] += time.perf_counter() - t
-        for item, p in waiting:
-            outcome, fatal = _outcome(item, p, stored)
+        for entry in waiting:
+            outcome, fatal = _outcome(entry, stored)
             if outcome is None:  # not tried: the warehouse failed before this file
                 break
             report.outcomes.append(outcome)
@@ -463,34 +504,35 @@ def _store_all(
         batch_files = batch_bytes = 0
         return report.aborted is None
 
-    for item, p in prepared:
-        waiting.append((item, p))
+    for entry in entries:
+        waiting.append(entry)
+        p = entry.prepared
         if p is not None and p.file is not None:
             batch_files += 1
             batch_bytes += p.file.size_bytes
+        del entry, p
         if (batch_files >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and not flush():
             return
     if waiting:
         flush()
 
 
-def _outcome(
-    item: InputFile | InputError, p: _Prepared | None, stored: Iterator[StoreResult | StoreError]
-) -> tuple[FileOutcome | None, bool]:
+def _outcome(entry: _Entry, stored: Iterator[StoreResult | StoreError]) -> tuple[FileOutcome | None, bool]:
     """The file's outcome (None when it was not tried), and whether the warehouse failed storing it."""
-    if isinstance(item, InputError) or p is None:
-        return FileOutcome(item.name, "error", reason=f"{item.name}:1: {item.reason}"), False
+    name, p = entry.name, entry.prepared
+    if entry.unreadable is not None or p is None:
+        return FileOutcome(name, "error", reason=f"{name}:1: {entry.unreadable}"), False
     if p.file is None:
-        return FileOutcome(item.name, "error", reason=p.error), False
+        return FileOutcome(name, "error", reason=p.error), False
     result = next(stored, None)
     if result is None:
         return None, False
     f = p.file
     if isinstance(result, StoreError):
-        reason = f"{item.name}: not stored ({f.format}): {result.reason}"
-        return FileOutcome(item.name, "error", format=f.format, reason=reason), result.fatal
+        reason = f"{name}: not stored ({f.format}): {result.reason}"
+        return FileOutcome(name, "error", format=f.format, reason=reason), result.fatal
     outcome = FileOutcome(
-        item.name,
+        name,
         result.status,
         file_id=result.file_id,
         format=f.format,

@@ -88,16 +88,19 @@ def _read_path(path: Path, limits: Limits) -> Iterator[InputFile | InputError]:
             yield InputError(str(path), _too_big(st.st_size, limits))
             return
         with open(path, "rb") as fh:
-            # Never more than the limit, even when the file grows after stat().
-            data = fh.read(limits.max_file_bytes + 1)
+            is_zip = fh.read(2) == b"PK" and zipfile.is_zipfile(fh)
+            if not is_zip:
+                fh.seek(0)
+                # Never more than the limit, even when the file grows after stat().
+                data = fh.read(limits.max_file_bytes + 1)
     except OSError as exc:  # unreadable (permissions), gone since the folder was listed, an I/O error
         yield InputError(str(path), f"cannot read: {exc.strerror or exc}")
         return
-    if len(data) > limits.max_file_bytes:
+    if is_zip:
+        # Read from the file entry by entry: the archive itself is never held in memory.
+        yield from iter_zip(str(path), path, limits)
+    elif len(data) > limits.max_file_bytes:
         yield InputError(str(path), _too_big(len(data), limits))
-        return
-    if zipfile.is_zipfile(io.BytesIO(data)) and data[:2] == b"PK":
-        yield from iter_zip(str(path), data, limits)
     else:
         yield InputFile(str(path), data)
 
@@ -112,13 +115,19 @@ def iter_upload(name: str, data: bytes, limits: Limits = Limits()) -> Iterator[I
         yield InputFile(name, data)
 
 
-def iter_zip(name: str, data: bytes, limits: Limits) -> Iterator[InputFile | InputError]:
-    """The zip's entries, each read in memory within the limits; a damaged entry is one error, the others are read."""
+def iter_zip(name: str, data: bytes | Path, limits: Limits) -> Iterator[InputFile | InputError]:
+    """The zip's entries (from its bytes, or read from its file), one at a time in memory within the limits; a
+    damaged entry is one error, the others are read."""
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
+        zf = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
     except _ZIP_ERRORS as exc:
         yield InputError(name, f"not a readable zip: {exc}")
         return
+    with zf:
+        yield from _zip_entries(name, zf, limits)
+
+
+def _zip_entries(name: str, zf: zipfile.ZipFile, limits: Limits) -> Iterator[InputFile | InputError]:
     entries = [i for i in zf.infolist() if not i.is_dir()]
     if not entries:
         yield InputError(name, "empty zip: no files inside")

@@ -1,7 +1,9 @@
-"""The DuckDB warehouse: the raw layer that `ingest` writes and everything downstream is rebuilt from.
+"""The DuckDB warehouse: the raw layer that `ingest` writes and everything downstream is built from.
 
 A file is stored whole or not at all (one transaction per file, or per batch of whole files for a large
-ingest); the same bytes are stored once (sha256); bulk rows go in through Arrow.
+ingest); the same bytes are stored once (sha256); bulk rows go in through Arrow. Every change (a file stored,
+relabelled or deleted) appends to the change log `raw_file_changes` in the same transaction, numbered in commit
+order: a model build covers the changes up to the number it read when it started (ingest/build.py).
 Only one process can write a DuckDB file: `connect` waits a bounded time for another writer and then
 raises WarehouseBusy naming the process that holds it.
 """
@@ -14,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from operator import attrgetter
 from pathlib import Path
@@ -22,124 +24,33 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest import __version__, units
+from ingest import __version__, schema, units
 from ingest.errors import WarehouseBusy
-from ingest.records import LATENCY_KEYS, IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from ingest.labels import check_label
+from ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
+from ingest.schema import ROW_TABLES
 
 DEFAULT_DB = "warehouse.duckdb"
 LOCK_WAIT_S = float(os.environ.get("KNEEPOINT_LOCK_WAIT_S", "15"))
 
-_LATENCY_COLS = ", ".join(f"latency_{k} DOUBLE" for k in LATENCY_KEYS)
-_QUERY_IO_INTS = [
-    f.name
-    for f in fields(QueryIoRecord)
-    if f.name not in ("statement_index", "source_line", "table_name", "tool", "tool_version", "language", "record")
-]
-
-# Keys: raw_files.file_id and sha256 (the duplicate check). The row tables have none: their keys
-# (file_id, record_index) are made by store_file in one transaction per file, and an index on them would be
-# maintained on every insert and rewritten at every checkpoint, for nothing (dbt's unique tests check them).
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS raw_files (
-    file_id VARCHAR PRIMARY KEY,
-    name VARCHAR NOT NULL,
-    sha256 VARCHAR NOT NULL UNIQUE,
-    size_bytes BIGINT NOT NULL,
-    format VARCHAR NOT NULL,
-    tool_version VARCHAR,
-    encoding VARCHAR,
-    ingested_at TIMESTAMPTZ NOT NULL,
-    disk VARCHAR NOT NULL,
-    host VARCHAR,
-    tags VARCHAR[],
-    notes VARCHAR,
-    warnings VARCHAR[],
-    kneepoint_version VARCHAR
-);
-CREATE TABLE IF NOT EXISTS raw_file_contents (
-    file_id VARCHAR PRIMARY KEY,
-    content BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS raw_io_records (
-    file_id VARCHAR NOT NULL,
-    record_index INTEGER NOT NULL,
-    run_index INTEGER NOT NULL,
-    source_line INTEGER,
-    tool VARCHAR NOT NULL,
-    tool_version VARCHAR,
-    target VARCHAR,
-    started_at VARCHAR,
-    pattern VARCHAR,
-    operation VARCHAR,
-    read_pct DOUBLE,
-    direction VARCHAR,
-    block_size_bytes BIGINT,
-    threads INTEGER,
-    queue_depth INTEGER,
-    duration_s DOUBLE,
-    iops DOUBLE,
-    throughput DOUBLE,
-    throughput_unit VARCHAR,
-    latency_unit VARCHAR,
-    {_LATENCY_COLS},
-    inferred VARCHAR[]
-);
-CREATE TABLE IF NOT EXISTS raw_query_io (
-    file_id VARCHAR NOT NULL,
-    record_index INTEGER NOT NULL,
-    statement_index INTEGER NOT NULL,
-    source_line INTEGER,
-    table_name VARCHAR NOT NULL,
-    {", ".join(f"{c} BIGINT" for c in _QUERY_IO_INTS)},
-    tool_version VARCHAR,
-    language VARCHAR
-);
-CREATE TABLE IF NOT EXISTS raw_query_time (
-    file_id VARCHAR NOT NULL,
-    record_index INTEGER NOT NULL,
-    statement_index INTEGER NOT NULL,
-    source_line INTEGER,
-    phase VARCHAR NOT NULL,
-    cpu_ms DOUBLE,
-    elapsed_ms DOUBLE,
-    tool_version VARCHAR,
-    language VARCHAR
-);
-CREATE TABLE IF NOT EXISTS raw_run_metadata (
-    file_id VARCHAR NOT NULL,
-    run_index INTEGER NOT NULL,
-    key VARCHAR NOT NULL,
-    value VARCHAR
-);
-CREATE TABLE IF NOT EXISTS raw_latency_histograms (
-    file_id VARCHAR NOT NULL,
-    record_index INTEGER NOT NULL,
-    bound DOUBLE NOT NULL,
-    bound_unit VARCHAR NOT NULL,
-    value DOUBLE NOT NULL,
-    kind VARCHAR NOT NULL
-);
-"""
-
-# Children first: the order `delete_file` empties them in.
-RAW_TABLES = (
-    "raw_latency_histograms",
-    "raw_run_metadata",
-    "raw_query_time",
-    "raw_query_io",
-    "raw_io_records",
-    "raw_file_contents",
-    "raw_files",
-)
-# Tables holding a file's parsed rows: what "all of a file's rows" means.
-ROW_TABLES = ("raw_io_records", "raw_query_io", "raw_query_time", "raw_run_metadata", "raw_latency_histograms")
-
+# Children first: the order `delete_file` empties them in (inserts go parents first).
+RAW_TABLES = tuple(_RAW_TABLE_DECLARATIONS)
 HISTOGRAM_KINDS = ("count", "share")
+__all__ = ["ROW_TABLES", "RAW_TABLES"]
 
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
 _LOCK_FAILED = "Could not set lock on file"
 _HANDLE_CONFLICT = "Unique file handle conflict"
 _SCHEMA_LOCK = threading.Lock()
+
+# A change's number is taken and committed under this lock, and a build reads the newest number under it too:
+# sessions of one process commit in parallel, and a build that read number 7 while number 6 was still
+# uncommitted would never build 6. (One process writes a DuckDB file, so a process-wide lock is enough.)
+_COMMIT_LOCK = threading.Lock()
+# Held by a model build from start to end and by relabel and delete: a build reads each file's labels and rows
+# as they were when it started. Files stored meanwhile wait for the next build (its cut-off), never this lock.
+FILE_CHANGE_LOCK = threading.RLock()
 
 
 class StoreError(RuntimeError):
@@ -162,7 +73,9 @@ def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
 def connect(
     path: str | os.PathLike[str], read_only: bool = False, wait_s: float | None = None
 ) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse; wait up to `wait_s` for another process's write lock, then fail clearly."""
+    """Open the warehouse; wait up to `wait_s` for another process's write lock, then fail clearly.
+
+    A read-write connection completes the schema of a new or older warehouse."""
     path = Path(path)
     wait_s = LOCK_WAIT_S if wait_s is None else wait_s
     if read_only and not path.exists():
@@ -191,21 +104,80 @@ def connect(
                 ) from None
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 1.0)
-    if not read_only and not _has_schema(con):
+    if not read_only and not _schema_current(con):
         # Threads opening a new warehouse at once would all create the raw layer and conflict in DuckDB's catalog.
         with _SCHEMA_LOCK:
-            if not _has_schema(con):
-                con.execute(SCHEMA)
+            if not _schema_current(con):
+                try:
+                    _complete_schema(con, _missing_columns(con))
+                except BaseException:
+                    con.close()
+                    raise
     return con
 
 
-def _has_schema(con: duckdb.DuckDBPyConnection) -> bool:
-    """One catalog read instead of seven CREATE ... IF NOT EXISTS on every connection."""
-    n = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND list_contains(?, table_name)",
-        [list(RAW_TABLES)],
-    ).fetchall()[0][0]
-    return n == len(RAW_TABLES)
+def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the warehouse holds this version's schema: one row read, where comparing the catalog with the
+    declaration costs ~15 ms on every connect."""
+    try:
+        found = con.execute("SELECT schema_hash FROM kneepoint_schema").fetchall()
+    except duckdb.CatalogException:
+        return False
+    return found == [(schema.schema_hash(),)]
+
+
+def _missing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Per declared table, the columns the warehouse lacks (all of them for a missing table): one catalog read."""
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' AND database_name = "
+        "current_database()"
+    ).fetchall():
+        have.setdefault(table, set()).add(column)
+    missing = {}
+    for name, table in schema.TABLES.items():
+        lacking = [c for c in table.column_names if c not in have.get(name, set())]
+        if lacking:
+            missing[name] = lacking
+    return missing
+
+
+def _complete_schema(con: duckdb.DuckDBPyConnection, missing: dict[str, list[str]]) -> None:
+    """Create what a new warehouse lacks; bring an older one's tables to the declared columns, its files into the
+    change log (one `stored` change each, in the order they were ingested) and its models to a full rebuild."""
+    with transaction(con):
+        tables = {
+            r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()
+        }
+        for name, lacking in missing.items():
+            if name not in tables:
+                continue
+            table = schema.TABLES[name]
+            columns = {c.name: c for c in table.columns}
+            if all(not columns[c].not_null and c not in table.unique and c != table.primary_key for c in lacking):
+                for c in lacking:
+                    con.execute(f"ALTER TABLE {name} ADD COLUMN {c} {columns[c].type}")
+            else:
+                # DuckDB adds no constraint to an existing table: make the declared one and copy the rows over.
+                con.execute(f"ALTER TABLE {name} RENAME TO {name}__old")
+                con.execute(table.ddl())
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {name}__old")
+                con.execute(f"DROP TABLE {name}__old")
+        con.execute(schema.ddl())
+        # The build state of kneepoint before the change log: its models are rebuilt from the log.
+        con.execute("DROP TABLE IF EXISTS kneepoint_last_build")
+        unnumbered = [
+            r[0]
+            for r in con.execute(
+                "SELECT file_id FROM raw_files WHERE stored_seq IS NULL ORDER BY ingested_at, file_id"
+            ).fetchall()
+        ]
+        if unnumbered:
+            seqs = record_changes(con, unnumbered, "stored")
+            _kp_seqs = pa.table({"file_id": unnumbered, "stored_seq": seqs})  # noqa: F841 - read by DuckDB
+            con.execute("UPDATE raw_files f SET stored_seq = s.stored_seq FROM _kp_seqs s WHERE f.file_id = s.file_id")
+        con.execute("DELETE FROM kneepoint_schema")
+        con.execute("INSERT INTO kneepoint_schema VALUES (?)", [schema.schema_hash()])
 
 
 @contextmanager
@@ -215,6 +187,54 @@ def open_warehouse(path: str | os.PathLike[str], read_only: bool = False) -> Ite
         yield con
     finally:
         con.close()
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """All or nothing: commit when the block ends, roll back when it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        _rollback(con)
+        raise
+    con.execute("COMMIT")
+
+
+@contextmanager
+def changing(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """A transaction that changes the raw layer and logs it (`record_changes`): numbered and committed under the
+    commit lock, so that a build's cut-off never passes an uncommitted change."""
+    with _COMMIT_LOCK, transaction(con):
+        yield
+
+
+def record_changes(con: duckdb.DuckDBPyConnection, file_ids: Sequence[str], change: str) -> list[int]:
+    """Append one change per file to the log, inside the caller's `changing` block; their numbers, in order."""
+    assert change in schema.FILE_CHANGES, change
+    if not file_ids:
+        return []
+    seqs = sorted(
+        r[0]
+        for r in con.execute(f"SELECT nextval('{schema.CHANGE_SEQUENCE}') FROM range(?)", [len(file_ids)]).fetchall()
+    )
+    now = datetime.now(UTC)
+    _kp_changes = pa.table(  # noqa: F841 - read by DuckDB's replacement scan
+        {
+            "change_seq": pa.array(seqs, pa.int64()),
+            "file_id": pa.array(list(file_ids), pa.string()),
+            "change": pa.array([change] * len(seqs), pa.string()),
+            "changed_at": pa.array([now] * len(seqs), pa.timestamp("us", tz="UTC")),
+        }
+    )
+    con.execute("INSERT INTO raw_file_changes BY NAME SELECT * FROM _kp_changes")
+    return seqs
+
+
+def latest_change(con: duckdb.DuckDBPyConnection) -> int:
+    """The number of the newest committed change (0: none): a build started now covers every change up to it."""
+    with _COMMIT_LOCK:
+        return con.execute("SELECT coalesce(max(change_seq), 0) FROM raw_file_changes").fetchall()[0][0]
 
 
 @dataclass(slots=True)
@@ -233,10 +253,9 @@ class StoreResult:
 @dataclass(slots=True)
 class FileRows:
     """A parsed file's rows for the raw tables, still as Python values. `raw_tables` turns the rows of many files
-    into Arrow at once: one `pa.array` per column and batch, where building each file's tables cost ~80 calls per
-    file, seven times the parse of a fio JSON file."""
+    into Arrow at once: one `pa.array` per column and batch of files, not one per file."""
 
-    file: tuple  # raw_files' row, in _FILES_SCHEMA's order
+    file: dict[str, object]  # raw_files' row
     content: bytes
     io: list[tuple[int, IoRecord]]  # (record_index, record)
     query_io: list[tuple[int, QueryIoRecord]]
@@ -301,22 +320,22 @@ def prepare_file(
 ) -> PreparedFile:
     """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written)."""
     file_id = sha256[:16]
-    file_row = (
-        file_id,
-        name,
-        sha256,
-        len(data),
-        parsed.format,
-        parsed.tool_version,
-        parsed.encoding,
-        datetime.now(UTC),
-        disk,
-        host,
-        list(tags),
-        notes,
-        list(parsed.warnings),
-        __version__,
-    )
+    file_row = {
+        "file_id": file_id,
+        "name": name,
+        "sha256": sha256,
+        "size_bytes": len(data),
+        "format": parsed.format,
+        "tool_version": parsed.tool_version,
+        "encoding": parsed.encoding,
+        "ingested_at": datetime.now(UTC),
+        "disk": disk,
+        "host": host,
+        "tags": list(tags),
+        "notes": notes,
+        "warnings": list(parsed.warnings),
+        "kneepoint_version": __version__,
+    }
     try:
         rows = FileRows(file_row, data, *_record_rows(parsed))
     except (TypeError, ValueError) as exc:
@@ -393,28 +412,18 @@ def store_prepared(con: duckdb.DuckDBPyConnection, f: PreparedFile) -> StoreResu
         if error is not None:
             raise error
         attach_tables([f], tables)
-    con.execute("BEGIN TRANSACTION")
     try:
         # The sha256 UNIQUE constraint is the duplicate check: no extra query per new file.
-        for table in reversed(RAW_TABLES):  # parents first
-            if f.row_counts[table]:
-                _insert(con, table, f.table(table))
-        con.execute("COMMIT")
+        _insert_files(con, [f])
     except duckdb.ConstraintException as exc:
-        _rollback(con)
         existing = _stored_as(con, f.sha256)
         if existing is None:
             raise StoreError(f"could not be stored: {exc}") from exc
         return _duplicate(f, existing)
     except (duckdb.FatalException, duckdb.IOException) as exc:
-        _rollback(con)
         raise StoreError(f"warehouse failure while storing: {exc}", fatal=True) from exc
     except duckdb.Error as exc:
-        _rollback(con)
         raise StoreError(f"could not be stored: {exc}") from exc
-    except BaseException:
-        _rollback(con)
-        raise
     return StoreResult(f.file_id, f.name, "added", f.format, f.records, f.runs)
 
 
@@ -445,7 +454,10 @@ def store_batch(con: duckdb.DuckDBPyConnection, batch: Sequence[PreparedFile]) -
             results[i] = error
         attach_tables([batch[i] for i, e in zip(unbuilt, errors, strict=True) if e is None], tables)
         new = [i for i in new if results[i] is None]
-    if new and not _insert_together(con, [batch[i] for i in new]):
+    try:
+        if new:
+            _insert_files(con, [batch[i] for i in new])
+    except duckdb.Error:
         for i in new:
             try:
                 results[i] = store_prepared(con, batch[i])
@@ -460,24 +472,20 @@ def store_batch(con: duckdb.DuckDBPyConnection, batch: Sequence[PreparedFile]) -
     return [r for r in results if r is not None]
 
 
-def _insert_together(con: duckdb.DuckDBPyConnection, files: list[PreparedFile]) -> bool:
-    """Insert the files' rows in one transaction; False (rolled back) when anything refused them."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+def _insert_files(con: duckdb.DuckDBPyConnection, files: list[PreparedFile]) -> None:
+    """Insert the files' rows and their `stored` changes in one transaction (rolled back when anything refuses)."""
+    with changing(con):
+        seqs = record_changes(con, [f.file_id for f in files], "stored")
         for table in reversed(RAW_TABLES):  # parents first
             parts = _contiguous(files, table)
-            if parts:
-                # One contiguous table: DuckDB's Arrow scan pays per chunk, and a batch of 256 one-row chunks
-                # took it 10x longer than one chunk of 256 rows.
-                _insert(con, table, pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0])
-        con.execute("COMMIT")
-    except duckdb.Error:
-        _rollback(con)
-        return False
-    except BaseException:
-        _rollback(con)
-        raise
-    return True
+            if not parts:
+                continue
+            # One contiguous table: DuckDB's Arrow scan pays per chunk (a batch of 256 one-row chunks took it 10x
+            # longer than one chunk of 256 rows).
+            rows = pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0]
+            if table == "raw_files":
+                rows = rows.append_column("stored_seq", pa.array(seqs, pa.int64()))
+            _insert(con, table, rows)
 
 
 def _contiguous(files: list[PreparedFile], table: str) -> list[pa.Table]:
@@ -541,11 +549,9 @@ def _stored_as_many(con: duckdb.DuckDBPyConnection, sha256s: list[str]) -> dict[
     return {r[0]: r[1:] for r in rows}
 
 
-_IO_FIELDS = tuple(
-    f.name for f in fields(IoRecord) if f.name not in ("metadata", "histogram", "histogram_kind", "record")
-)
-_QUERY_IO_FIELDS = tuple(f.name for f in fields(QueryIoRecord) if f.name not in ("tool", "record"))
-_QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name not in ("tool", "record"))
+_IO_FIELDS = tuple(c for c in schema.RAW_IO_RECORDS.column_names if c not in ("file_id", "record_index"))
+_QUERY_IO_FIELDS = tuple(c for c in schema.RAW_QUERY_IO.column_names if c not in ("file_id", "record_index"))
+_QUERY_TIME_FIELDS = tuple(c for c in schema.RAW_QUERY_TIME.column_names if c not in ("file_id", "record_index"))
 
 
 def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple]:
@@ -594,35 +600,30 @@ def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple]:
 
 def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
     """Many files' rows as one Arrow table per raw table (raises what pa.array raises on a value that does not fit)."""
-    ids = [f.file[0] for f in files]
-    meta_ids: list[str] = []
-    meta_runs: list[int] = []
-    meta_keys: list[str] = []
-    meta_values: list[str | None] = []
-    hist_ids: list[str] = []
-    hist: tuple[list, ...] = ([], [], [], [], [])
+    ids = [f.file["file_id"] for f in files]
+    meta: dict[str, list] = {"file_id": [], "run_index": [], "key": [], "value": []}
+    hist: dict[str, list] = {"file_id": [], "record_index": [], "bound": [], "bound_unit": [], "value": [], "kind": []}
     for file_id, f in zip(ids, files, strict=True):
-        meta_ids += [file_id] * len(f.metadata)
-        meta_runs += [k[0] for k in f.metadata]
-        meta_keys += [k[1] for k in f.metadata]
-        meta_values += f.metadata.values()
-        hist_ids += [file_id] * len(f.histograms[0])
-        for column, values in zip(hist, f.histograms, strict=True):
-            column += values
+        meta["file_id"] += [file_id] * len(f.metadata)
+        meta["run_index"] += [k[0] for k in f.metadata]
+        meta["key"] += [k[1] for k in f.metadata]
+        meta["value"] += f.metadata.values()
+        hist["file_id"] += [file_id] * len(f.histograms[0])
+        for column, values in zip(list(hist)[1:], f.histograms, strict=True):
+            hist[column] += values
+    file_columns = schema.arrow_schema("raw_files", prepared=True).names
     return {
-        "raw_files": _table(list(zip(*(f.file for f in files), strict=True)), _FILES_SCHEMA, len(files)),
-        "raw_file_contents": _table([ids, [f.content for f in files]], _CONTENTS_SCHEMA, len(files)),
-        "raw_io_records": _records(ids, [f.io for f in files], _IO_FIELDS, _IO_SCHEMA),
-        "raw_query_io": _records(ids, [f.query_io for f in files], _QUERY_IO_FIELDS, _QUERY_IO_SCHEMA),
-        "raw_query_time": _records(ids, [f.query_time for f in files], _QUERY_TIME_FIELDS, _QUERY_TIME_SCHEMA),
-        "raw_run_metadata": _table([meta_ids, meta_runs, meta_keys, meta_values], _METADATA_SCHEMA, len(meta_ids)),
-        "raw_latency_histograms": _table([hist_ids, *hist], _HISTOGRAMS_SCHEMA, len(hist_ids)),
+        "raw_files": _table("raw_files", {c: [f.file[c] for f in files] for c in file_columns}, len(files)),
+        "raw_file_contents": _table("raw_file_contents", {"file_id": ids, "content": [f.content for f in files]}),
+        "raw_io_records": _records("raw_io_records", ids, [f.io for f in files], _IO_FIELDS),
+        "raw_query_io": _records("raw_query_io", ids, [f.query_io for f in files], _QUERY_IO_FIELDS),
+        "raw_query_time": _records("raw_query_time", ids, [f.query_time for f in files], _QUERY_TIME_FIELDS),
+        "raw_run_metadata": _table("raw_run_metadata", meta),
+        "raw_latency_histograms": _table("raw_latency_histograms", hist),
     }
 
 
-def _records(
-    ids: list[str], per_file: list[list[tuple[int, object]]], names: tuple[str, ...], schema: pa.Schema
-) -> pa.Table:
+def _records(table: str, ids: list[str], per_file: list[list[tuple[int, object]]], names: tuple[str, ...]) -> pa.Table:
     file_ids: list[str] = []
     indexes: list[int] = []
     recs: list[object] = []
@@ -631,91 +632,20 @@ def _records(
         indexes += [i for i, _ in pairs]
         recs += [r for _, r in pairs]
     if not recs:
-        return schema.empty_table()
+        return schema.arrow_schema(table, prepared=True).empty_table()
     # One C-level pass reads every field of every record; zip(*) turns the rows into columns.
     values = dict(zip(names, zip(*map(attrgetter(*names), recs), strict=True), strict=True))
     if "inferred" in values:
         values["inferred"] = [list(v) for v in values["inferred"]]
     values["file_id"], values["record_index"] = file_ids, indexes
-    return _table([values[name] for name in schema.names], schema, len(recs))
+    return _table(table, values)
 
 
-def _table(columns: list, schema: pa.Schema, n: int) -> pa.Table:
-    if not n:
-        return schema.empty_table()
-    return pa.Table.from_arrays(
-        [pa.array(values, type) for values, type in zip(columns, schema.types, strict=True)], schema=schema
-    )
-
-
-_S, _I, _F, _B = pa.string(), pa.int32(), pa.float64(), pa.int64()
-_IO_SCHEMA = pa.schema(
-    [
-        ("file_id", _S),
-        ("record_index", _I),
-        ("run_index", _I),
-        ("source_line", _I),
-        ("tool", _S),
-        ("tool_version", _S),
-        ("target", _S),
-        ("started_at", _S),
-        ("pattern", _S),
-        ("operation", _S),
-        ("read_pct", _F),
-        ("direction", _S),
-        ("block_size_bytes", _B),
-        ("threads", _I),
-        ("queue_depth", _I),
-        ("duration_s", _F),
-        ("iops", _F),
-        ("throughput", _F),
-        ("throughput_unit", _S),
-        ("latency_unit", _S),
-    ]
-    + [(f"latency_{k}", _F) for k in LATENCY_KEYS]
-    + [("inferred", pa.list_(_S))]
-)
-_FILES_SCHEMA = pa.schema(
-    [
-        ("file_id", _S),
-        ("name", _S),
-        ("sha256", _S),
-        ("size_bytes", _B),
-        ("format", _S),
-        ("tool_version", _S),
-        ("encoding", _S),
-        ("ingested_at", pa.timestamp("us", tz="UTC")),
-        ("disk", _S),
-        ("host", _S),
-        ("tags", pa.list_(_S)),
-        ("notes", _S),
-        ("warnings", pa.list_(_S)),
-        ("kneepoint_version", _S),
-    ]
-)
-_CONTENTS_SCHEMA = pa.schema([("file_id", _S), ("content", pa.binary())])
-_METADATA_SCHEMA = pa.schema([("file_id", _S), ("run_index", _I), ("key", _S), ("value", _S)])
-_HISTOGRAMS_SCHEMA = pa.schema(
-    [("file_id", _S), ("record_index", _I), ("bound", _F), ("bound_unit", _S), ("value", _F), ("kind", _S)]
-)
-_QUERY_IO_SCHEMA = pa.schema(
-    [("file_id", _S), ("record_index", _I), ("statement_index", _I), ("source_line", _I), ("table_name", _S)]
-    + [(c, _B) for c in _QUERY_IO_INTS]
-    + [("tool_version", _S), ("language", _S)]
-)
-_QUERY_TIME_SCHEMA = pa.schema(
-    [
-        ("file_id", _S),
-        ("record_index", _I),
-        ("statement_index", _I),
-        ("source_line", _I),
-        ("phase", _S),
-        ("cpu_ms", _F),
-        ("elapsed_ms", _F),
-        ("tool_version", _S),
-        ("language", _S),
-    ]
-)
+def _table(table: str, columns: dict[str, list], n: int | None = None) -> pa.Table:
+    arrow_schema = schema.arrow_schema(table, prepared=True)
+    if not (n if n is not None else len(columns["file_id"])):
+        return arrow_schema.empty_table()
+    return pa.Table.from_arrays([pa.array(columns[f.name], f.type) for f in arrow_schema], schema=arrow_schema)
 
 
 def resolve_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
@@ -734,28 +664,30 @@ def resolve_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
 
 
 def delete_file(con: duckdb.DuckDBPyConnection, file_id: str) -> None:
-    """Remove a file and every row that came from it, all or nothing."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    """Remove a file and every row that came from it, all or nothing (the models follow at the next build)."""
+    with FILE_CHANGE_LOCK, changing(con):
+        record_changes(con, [file_id], "deleted")
         for table in RAW_TABLES:
             con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
-        con.execute("COMMIT")
-    except BaseException:
-        _rollback(con)
-        raise
 
 
 def relabel_file(
     con: duckdb.DuckDBPyConnection, file_id: str, disk: str | None = None, host: str | None = None
 ) -> None:
     """New labels for stored bytes. `host=''` removes the host label; None leaves a label as it is."""
-    if disk is not None and not disk.strip():
-        raise ValueError("the disk label cannot be empty")
-    con.execute(
-        "UPDATE raw_files SET disk = coalesce(?, disk), host = CASE WHEN ? THEN nullif(?, '') ELSE host END "
-        "WHERE file_id = ?",
-        [disk.strip() if disk is not None else None, host is not None, (host or "").strip(), file_id],
-    )
+    if disk is not None:
+        disk = check_label("disk label", disk)
+        if not disk:
+            raise ValueError("the disk label cannot be empty")
+    if host is not None:
+        host = check_label("host label", host)
+    with FILE_CHANGE_LOCK, changing(con):
+        record_changes(con, [file_id], "relabelled")
+        con.execute(
+            "UPDATE raw_files SET disk = coalesce(?, disk), host = CASE WHEN ? THEN nullif(?, '') ELSE host END "
+            "WHERE file_id = ?",
+            [disk, host is not None, host or "", file_id],
+        )
 
 
 def list_files(con: duckdb.DuckDBPyConnection) -> list[dict]:
