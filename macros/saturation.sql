@@ -6,13 +6,11 @@
     for which no larger load delivers more than (1 + ε) x its IOPS. None qualifying: not saturated within the
     tested range, and no point is invented.
 
-    Why DuckDB table macros: the marts need the rule at the default tolerance (var `saturation_tolerance`), and
-    `kneepoint saturation --tolerance` needs it at any tolerance from a read-only connection, without a dbt
-    compile (seconds) or a rebuild. So the marts' pre-hooks store the rule in the warehouse as
-    `saturation_points(tol)` and `saturation_by_threads(tol)`, rendered from `saturation_rule` below, and each
-    mart is `select * from <macro>(var)`. The mart and the command line read the same SQL; Python never
-    re-implements it. DuckDB binds a macro's tables when it is created, hence pre-hooks (after the models it
-    reads are built) rather than on-run-start; tables are named without the database so the macro still works
+    The marts render the rule at the project's tolerance (var `saturation_tolerance`) over their refs, so dbt's
+    unit tests can feed it rows. `kneepoint saturation --tolerance` needs it at any tolerance from a read-only
+    connection, without a dbt compile (seconds) or a rebuild: the marts' pre-hooks also store the same rendered
+    SQL in the warehouse as the table macros `saturation_points(tol)` and `saturation_by_threads(tol)`. Python
+    never re-implements the rule. Tables are named without the database in the stored macros, so they still work
     when the warehouse file is copied or renamed. -#}
 
 {% macro saturation_series_columns() -%}
@@ -29,7 +27,7 @@
 {#- One row per series and load: the run with the highest IOPS at that load (ties: lower mean latency, then
     the earliest stored record), with how many runs and which tools measured that load. One GROUP BY: the best
     run is an arg_min over that order (a window ranking every run sorted all of them). -#}
-{% macro saturation_points_at_load(io_results, load_columns) -%}
+{% macro saturation_points_at_load(io_results, load_columns, where='true') -%}
     {%- set partition = saturation_series_columns()[1:] + load_columns -%}
     {%- set kept = ['outstanding_io', 'threads', 'queue_depth', 'iops', 'throughput_bytes_per_s', 'latency_avg_ms',
                     'latency_p99_ms', 'littles_law_ratio', 'io_result_id', 'tool', 'file_id', 'file_name',
@@ -48,7 +46,7 @@
                  'latency_avg_ms': latency_avg_ms, 'file_id': file_id, 'record_index': record_index}
             ) as best
         from {{ io_results }}
-        where iops is not null and outstanding_io > 0
+        where iops is not null and outstanding_io > 0 and {{ where }}
         group by {{ partition | join(', ') }}
     )
 
@@ -77,7 +75,7 @@
 
 {#- The rule over one row per series and load (`points`), grouped by `series_columns`, the load being
     `load_column`; `tolerance` is a SQL expression. -#}
-{% macro saturation_rule(points, series_columns, load_column, tolerance) -%}
+{% macro saturation_rule(points, series_columns, load_column, tolerance, where='true') -%}
     {%- set partition = series_columns | join(', ') -%}
     {%- set point = "{'outstanding_io': outstanding_io, 'threads': threads, 'queue_depth': queue_depth,
         'iops': iops, 'throughput_bytes_per_s': throughput_bytes_per_s, 'latency_avg_ms': latency_avg_ms,
@@ -91,6 +89,7 @@
                 rows between 1 following and unbounded following
             ) as best_iops_beyond
         from {{ points }}
+        where {{ where }}
     ),
 
     judged as (
@@ -148,14 +147,12 @@
     from per_series
 {%- endmacro %}
 
-{#- pre-hook of mart_saturation_points: the rule per series, with the USL and Kneedle second opinions beside it
-    (mart_usl_fits). Kneedle's disagreement is worded here because it depends on the tolerance. -#}
-{% macro create_saturation_points_macro() -%}
+{#- mart_saturation_points: the rule per series, with the USL and Kneedle second opinions beside it (mart_usl_fits).
+    Kneedle's disagreement is worded here because it depends on the tolerance. -#}
+{% macro saturation_points_sql(points, fits, tolerance, where='true') -%}
     {%- set series = saturation_series_columns() -%}
-    create or replace macro saturation_points(tol) as table
     with rule as (
-        {{ saturation_rule(ref('int_saturation_points').include(database=False), series, 'outstanding_io',
-                           'tol::double') }}
+        {{ saturation_rule(points, series, 'outstanding_io', tolerance, where) }}
     )
 
     select
@@ -214,18 +211,16 @@
                 || ' loads its knee is one of them, moved by the noise of a single point'
         end as kneedle_note
     from rule
-    left join {{ ref('mart_usl_fits').include(database=False) }} as fits using (series_id)
+    left join {{ fits }} as fits using (series_id)
 {%- endmacro %}
 
-{#- pre-hook of mart_saturation_by_threads: the rule per series and thread count, the load being the queue
-    depth; `saturates_at_same_outstanding_io` reads a threads x QD sweep as "whatever the thread count, it
-    saturates at N outstanding requests". -#}
-{% macro create_saturation_by_threads_macro() -%}
+{#- mart_saturation_by_threads: the rule per series and thread count, the load being the queue depth;
+    `saturates_at_same_outstanding_io` reads a threads x QD sweep as "whatever the thread count, it saturates at
+    N outstanding requests". -#}
+{% macro saturation_by_threads_sql(points, tolerance, where='true') -%}
     {%- set series = saturation_series_columns() + ['threads'] -%}
-    create or replace macro saturation_by_threads(tol) as table
     with rule as (
-        {{ saturation_rule(ref('int_saturation_thread_points').include(database=False), series, 'queue_depth',
-                           'tol::double') }}
+        {{ saturation_rule(points, series, 'queue_depth', tolerance, where) }}
     )
 
     select
@@ -263,4 +258,16 @@
             as saturates_at_same_outstanding_io,
         tolerance
     from rule
+{%- endmacro %}
+
+{#- pre-hooks of the two marts: the same SQL stored as table macros over the built tables, at any tolerance. -#}
+{% macro create_saturation_points_macro() -%}
+    create or replace macro saturation_points(tol) as table
+    {{ saturation_points_sql(ref('int_saturation_points').include(database=False),
+                             ref('mart_usl_fits').include(database=False), 'tol::double') }}
+{%- endmacro %}
+
+{% macro create_saturation_by_threads_macro() -%}
+    create or replace macro saturation_by_threads(tol) as table
+    {{ saturation_by_threads_sql(ref('int_saturation_thread_points').include(database=False), 'tol::double') }}
 {%- endmacro %}

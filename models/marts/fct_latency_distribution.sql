@@ -4,13 +4,18 @@
 -- bucket's upper bound. That is how fio derives its own percentiles from the bins, so the curve passes
 -- through the ones it prints. A record without a histogram gets the percentiles the tool printed (min as
 -- 0, max as 100), so every tool's runs can be drawn.
+-- Labels are not repeated per point (a disk's label on millions of rows): join fct_io_results for them.
+-- Incremental by file, like the facts it reads.
+{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
 -- Read twice (histogram points, printed points): scanning the table twice is cheaper than holding a copy.
 with io_results as not materialized (
     select * from {{ ref('fct_io_results') }}
+    where {{ in_changed_files() }}
 ),
 
 histograms as (
     select * from {{ ref('stg_latency_histograms') }}
+    where {{ in_changed_files() }}
 ),
 
 buckets as (
@@ -61,7 +66,20 @@ from_histograms as (
 -- The printed percentiles of the records without a histogram curve, in rising order, the missing ones left out.
 printed as (
     select
-        io_results.*,
+        io_results.io_result_id,
+        io_results.tool,
+        io_results.pattern,
+        io_results.operation,
+        io_results.read_pct,
+        io_results.direction,
+        io_results.block_size_bytes,
+        io_results.threads,
+        io_results.queue_depth,
+        io_results.outstanding_io,
+        io_results.latency_avg_ms,
+        io_results.file_id,
+        io_results.record_index,
+        io_results.run_index,
         list_filter(
             [
                 {'percentile': 0.0, 'latency_ms': latency_min_ms},
@@ -97,9 +115,6 @@ final as (
         h.bucket_share_pct,
         h.bucket_ios,
         h.histogram_ios,
-        io.disk_key,
-        io.disk,
-        io.host,
         io.tool,
         io.pattern,
         io.operation,
@@ -111,7 +126,6 @@ final as (
         io.outstanding_io,
         io.latency_avg_ms,
         io.file_id,
-        io.file_name,
         io.record_index,
         io.run_index
     from from_histograms as h
@@ -130,9 +144,6 @@ final as (
         null::double,
         null::double,
         null::double,
-        disk_key,
-        disk,
-        host,
         tool,
         pattern,
         operation,
@@ -144,7 +155,6 @@ final as (
         outstanding_io,
         latency_avg_ms,
         file_id,
-        file_name,
         record_index,
         run_index
     from from_printed

@@ -1,16 +1,21 @@
 -- Grain: one row per SQL statement (file_id, statement_index) with STATISTICS TIME or IO output: its
 -- compile and execution times, the I/O totals over its tables, and what they say about the disk:
 -- effective read throughput (pages read x 8 KiB / execution elapsed) and CPU / elapsed.
+-- Incremental by file: a change replaces every row of the files it touched.
+{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
 with query_time as (
     select * from {{ ref('stg_query_time') }}
+    where {{ in_changed_files() }}
 ),
 
 query_io as (
     select * from {{ ref('fct_query_io') }}
+    where {{ in_changed_files() }}
 ),
 
 files as (
     select * from {{ ref('stg_files') }}
+    where {{ in_changed_files() }}
 ),
 
 times as (

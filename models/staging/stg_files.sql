@@ -1,5 +1,7 @@
+-- The files stored up to the build's cut-off, with their labels.
 with source as (
     select * from {{ source('raw', 'raw_files') }}
+    where {{ stored_by_cutoff() }}
 ),
 
 renamed as (
@@ -16,7 +18,8 @@ renamed as (
         coalesce(host, '') as host,
         coalesce(tags, []::varchar[]) as tags,
         notes,
-        kneepoint_version
+        kneepoint_version,
+        stored_seq
     from source
 )
 

@@ -1,5 +1,6 @@
 with source as (
     select * from {{ source('raw', 'raw_io_records') }}
+    where {{ stored_by_cutoff() }}
 ),
 
 converted as (

@@ -1,5 +1,6 @@
 with source as (
     select * from {{ source('raw', 'raw_latency_histograms') }}
+    where {{ stored_by_cutoff() }}
 ),
 
 converted as (

@@ -1,5 +1,6 @@
 with source as (
     select * from {{ source('raw', 'raw_query_time') }}
+    where {{ stored_by_cutoff() }}
 ),
 
 renamed as (

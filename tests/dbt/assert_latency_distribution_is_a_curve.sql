@@ -1,8 +1,10 @@
+{{ config(tags=["change_guard"]) }}
 -- Every percentile curve is drawable: percentiles within 0..100, latencies finite and not negative, and along a
 -- histogram's curve both rise together and end at 100 %. (The order along a curve is checked on the histogram
 -- points alone: the printed percentiles are fixed values in rising order, and sorting them too tripled the cost.)
 with points as (
     select latency_point_id, curve_source, percentile, latency_ms from {{ ref('fct_latency_distribution') }}
+    where {{ in_test_scope('file_id') }}
 ),
 
 histogram_points as (
@@ -15,7 +17,7 @@ histogram_points as (
         lag(percentile) over curve as previous_percentile,
         lead(point_index) over curve is null as last_point
     from {{ ref('fct_latency_distribution') }}
-    where curve_source = 'histogram'
+    where curve_source = 'histogram' and {{ in_test_scope('file_id') }}
     window curve as (partition by io_result_id order by point_index)
 )
 

@@ -1,8 +1,9 @@
+{{ config(tags=["change_guard"]) }}
 -- A saturation point is one of the series' measured loads, with that load's figures: never an interpolated or
 -- invented x. Rows returned are violations (per series, then per series and thread count).
 select s.series_id, null::integer as threads, s.saturation_outstanding_io as load
 from {{ ref('mart_saturation_points') }} as s
-where s.saturated
+where s.saturated and {{ in_test_scope('series_id') }}
   and not exists (
       select 1
       from {{ ref('int_saturation_points') }} as p
@@ -15,7 +16,7 @@ where s.saturated
 union all
 select t.series_id, t.threads, t.saturation_queue_depth
 from {{ ref('mart_saturation_by_threads') }} as t
-where t.saturated
+where t.saturated and {{ in_test_scope('series_id') }}
   and not exists (
       select 1
       from {{ ref('int_saturation_thread_points') }} as p
