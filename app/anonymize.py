@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ingest.warehouse import RAW_TABLES, connect
+from ingest.warehouse import RAW_TABLES, changing, connect, record_changes
 
 # Private-use code points: placeholders for replaced spans while the other patterns run over the text, so a
 # pseudonym ("Path 1") is never matched again by a later pattern or literal.
@@ -342,14 +342,21 @@ def read_raw(db: str | os.PathLike[str], file_ids: Sequence[str], contents: bool
 
 
 def write_raw(db: str | os.PathLike[str], tables: dict[str, pa.Table]) -> None:
-    """Insert raw tables into a new warehouse, all in one transaction."""
+    """Insert raw tables into a new warehouse, all in one transaction, each file stored as a change of its own."""
     con = connect(db)
     try:
-        con.execute("BEGIN TRANSACTION")
-        for name, table in tables.items():
-            _kp_rows = table  # noqa: F841 - read by DuckDB's replacement scan
-            con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _kp_rows")
-        con.execute("COMMIT")
+        with changing(con):
+            for name in reversed(RAW_TABLES):  # parents first
+                if name not in tables:
+                    continue
+                table = tables[name]
+                if name == "raw_files":
+                    if "stored_seq" in table.column_names:
+                        table = table.drop_columns(["stored_seq"])
+                    seqs = record_changes(con, table.column("file_id").to_pylist(), "stored")
+                    table = table.append_column("stored_seq", pa.array(seqs, pa.int64()))
+                _kp_rows = table  # noqa: F841 - read by DuckDB's replacement scan
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _kp_rows")
     finally:
         con.close()
 

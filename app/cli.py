@@ -1,16 +1,40 @@
-"""The `kneepoint` command line: parse, ingest, list, relabel, delete, build, and start the app."""
+"""The `kneepoint` command line.
+
+    parse       print the normalized records of files as JSON lines
+    ingest      store files, folders and zips, and bring the models up to date
+    files       list stored files
+    relabel     change a stored file's disk/host label
+    delete      remove a stored file and all its rows
+    build       bring the models up to date and run every dbt test (--full-refresh: rebuild everything)
+    saturation  where each series saturates, with the USL and Kneedle second opinions
+    report      one self-contained HTML report
+    export      a bundle: Parquet marts, the raw layer, the report
+    import      load a bundle into this warehouse
+    images      PNG/SVG of every report chart
+    app         start the Streamlit app
+
+The warehouse is --db PATH, else $KNEEPOINT_DB, else ./warehouse.duckdb: resolved once here and handed to each
+command (the environment is left as it is). Every command that reads the models first completes a build that an
+earlier command left unfinished (killed, or stored with --no-build).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import queue
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import duckdb
+
+from app.wording import printable
 from ingest import __version__, formats
 from ingest.errors import ParseError, WarehouseBusy
+from ingest.labels import LabelError
 from ingest.sources import InputError, iter_paths
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
@@ -19,16 +43,20 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.db:
-        os.environ["KNEEPOINT_DB"] = str(Path(args.db).resolve())
+    from ingest.warehouse import db_path
+
+    args.db = db_path(args.db)
     try:
         return int(args.func(args) or 0)
     except WarehouseBusy as exc:
         print(f"kneepoint: {exc}", file=sys.stderr)
         return EXIT_FAIL
     except (KeyError, FileNotFoundError) as exc:
-        print(f"kneepoint: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        print(f"kneepoint: {printable(exc.args[0] if exc.args else exc)}", file=sys.stderr)
         return EXIT_FAIL
+    except LabelError as exc:
+        print(f"kneepoint {args.command}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
 
@@ -81,7 +109,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--yes", action="store_true", help="do not ask")
     s.set_defaults(func=cmd_delete)
 
-    s = sub.add_parser("build", parents=[common], help="rebuild the dbt models from the raw layer")
+    s = sub.add_parser(
+        "build", parents=[common], help="bring the models up to date with the raw layer and run every dbt test"
+    )
+    s.add_argument("--full-refresh", action="store_true", help="rebuild every model from the raw layer")
     s.set_defaults(func=cmd_build)
 
     s = sub.add_parser(
@@ -170,10 +201,80 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _db():
-    from ingest.warehouse import db_path
+class _Lines:
+    """Lines for stdout, written by a thread of their own: a command holding the warehouse never waits on a full
+    pipe (`kneepoint ingest ... | less`); `close` waits for the rest once the warehouse is let go."""
 
-    return db_path()
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._write, name="kneepoint-output", daemon=True)
+        self._thread.start()
+
+    def __call__(self, line: str) -> None:
+        self._queue.put(line)
+
+    def _write(self) -> None:
+        while (line := self._queue.get()) is not None:
+            try:
+                print(line, flush=True)
+            except BrokenPipeError:
+                return
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+
+def _build_progress() -> Callable[[str], None] | None:
+    """On a terminal, the step being built shown on one line of stderr; elsewhere nothing."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(text: str) -> None:
+        sys.stderr.write("\r\x1b[K" + text[: _columns() - 1])
+        sys.stderr.flush()
+
+    return show
+
+
+def _end_progress(progress: Callable[[str], None] | None) -> None:
+    if progress is not None:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+
+
+def _columns() -> int:
+    import shutil
+
+    return shutil.get_terminal_size((100, 24)).columns
+
+
+def _catch_up(db: Path) -> int | None:
+    """Before a read: the warehouse exists, and a build an earlier command left unfinished is done now. An error
+    exit code when the warehouse is missing or the build fails."""
+    from ingest.build import build_models
+    from ingest.warehouse import open_warehouse
+
+    if not db.exists():
+        print(
+            f"kneepoint: no warehouse at {printable(db)}: ingest a file first (kneepoint ingest FILE --disk LABEL)",
+            file=sys.stderr,
+        )
+        return EXIT_FAIL
+    progress = _build_progress()
+    try:
+        with open_warehouse(db):
+            result = build_models(db, progress=progress)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise
+        return None  # a warehouse this process may only read: read it as it is
+    finally:
+        _end_progress(progress)
+    if not result.success:
+        print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
+        return EXIT_FAIL
+    return None
 
 
 def cmd_parse(args: argparse.Namespace) -> int:
@@ -208,13 +309,14 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
+    from ingest.labels import check_labels
     from ingest.load import ingest_inputs
     from ingest.warehouse import open_warehouse
 
-    if not args.disk.strip():
-        print("kneepoint ingest: --disk needs a label, e.g. --disk 'P10 premium SSD'", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    db = _db()
+    check_labels(args.disk, args.host, args.tags, args.notes)  # LabelError: exit 2 before anything is read
+    db = args.db
+    out = _Lines()
+    progress = _build_progress()
     try:
         # Held from the first file to the end of the build: another process waiting for the warehouse cannot
         # take it between the store and the build (dbt does not wait for a lock, it fails at once).
@@ -228,44 +330,55 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 notes=args.notes,
                 fmt=args.format,
                 build=not args.no_build,
-                progress=lambda o: print(o.describe(), flush=True),
+                progress=lambda o: out(printable(o.describe())),
                 workers=args.workers,
+                build_progress=progress,
             )
     except KeyboardInterrupt:
+        out.close()
         # Files are committed whole (alone or in batches) before they are listed: a rerun skips them.
         print("\ninterrupted: the files listed as added are stored; run the same command again for the rest")
         return 130
+    finally:
+        _end_progress(progress)
+    out.close()
     added = report.added
     print(
         f"{len(added)} file(s) added, {sum(o.records for o in added)} record(s); "
         f"{len(report.duplicates)} already stored (same sha256); {len(report.errors)} error(s)"
     )
     if report.aborted is not None:
-        print(f"kneepoint ingest: stopped, the warehouse failed: {report.aborted}", file=sys.stderr)
+        print(f"kneepoint ingest: stopped, the warehouse failed: {printable(report.aborted)}", file=sys.stderr)
         return EXIT_FAIL
     if report.build is not None:
-        if report.build.success:
-            print("models rebuilt")
-        else:
+        if not report.build.success:
             print("model build failed:\n  " + "\n  ".join(report.build.failures), file=sys.stderr)
             return EXIT_FAIL
+        if report.build.kind != "none":
+            print(f"models up to date ({_build_words(report.build)})")
     elif args.no_build and added:
         print("models not rebuilt (--no-build): run `kneepoint build`")
     return EXIT_BAD_INPUT if report.errors else EXIT_OK
 
 
+def _build_words(result) -> str:
+    if result.kind == "full":
+        return f"every model rebuilt, {result.seconds:.1f} s"
+    if result.kind == "changes":
+        return f"{result.changes} change{'s' if result.changes != 1 else ''} built in {result.seconds:.1f} s"
+    return "nothing to build"
+
+
 def cmd_files(args: argparse.Namespace) -> int:
     from ingest.warehouse import connect, list_files
 
-    db = _db()
-    if not db.exists():
-        rows = []
-    else:
-        con = connect(db, read_only=True)
-        try:
-            rows = list_files(con)
-        finally:
-            con.close()
+    if (failed := _catch_up(args.db)) is not None:
+        return failed
+    con = connect(args.db, read_only=True)
+    try:
+        rows = list_files(con)
+    finally:
+        con.close()
     if args.json:
         keys = ("file_id", "name", "sha256", "format", "disk", "host", "records", "ingested_at")
         print(json.dumps([{k: r[k] for k in keys} for r in rows], indent=2, ensure_ascii=False))
@@ -274,7 +387,7 @@ def cmd_files(args: argparse.Namespace) -> int:
         print("no files stored")
         return EXIT_OK
     header = ("file_id", "format", "disk", "host", "records", "ingested_at", "name")
-    table = [header] + [tuple(str(r[k] if r[k] is not None else "") for k in header) for r in rows]
+    table = [header] + [tuple(printable(r[k] if r[k] is not None else "") for k in header) for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
     for row in table:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
@@ -282,19 +395,25 @@ def cmd_files(args: argparse.Namespace) -> int:
 
 
 def _with_file(args: argparse.Namespace, action) -> int:
+    """A change to one stored file, then the build; the warehouse is held from the change to the build's end."""
     from ingest.build import build_models
-    from ingest.warehouse import connect, resolve_file_id
+    from ingest.warehouse import open_warehouse, resolve_file_id
 
-    db = _db()
-    con = connect(db)
+    if not args.db.exists():
+        print(f"kneepoint: no warehouse at {printable(args.db)}", file=sys.stderr)
+        return EXIT_FAIL
+    progress = _build_progress()
     try:
-        file_id = resolve_file_id(con, args.file_id)
-        done = action(con, file_id)
-        if not done:
-            return EXIT_FAIL
-        result = build_models(db)
+        with open_warehouse(args.db) as con:
+            # A build an earlier command left unfinished first: the change's own build then covers only it.
+            result = build_models(args.db, progress=progress)
+            if result.success:
+                file_id = resolve_file_id(con, args.file_id)
+                if not action(con, file_id):
+                    return EXIT_FAIL
+                result = build_models(args.db, progress=progress)
     finally:
-        con.close()
+        _end_progress(progress)
     if not result.success:
         print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
         return EXIT_FAIL
@@ -302,6 +421,7 @@ def _with_file(args: argparse.Namespace, action) -> int:
 
 
 def cmd_relabel(args: argparse.Namespace) -> int:
+    from ingest.labels import check_label
     from ingest.warehouse import relabel_file
 
     if args.disk is None and args.host is None:
@@ -310,11 +430,17 @@ def cmd_relabel(args: argparse.Namespace) -> int:
     if args.disk is not None and not args.disk.strip():
         print("kneepoint relabel: --disk cannot be empty (--host '' removes the host label)", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for kind, value in (("disk label", args.disk), ("host label", args.host)):
+        if value is not None:
+            check_label(kind, value)  # LabelError: exit 2 before the warehouse is touched
 
     def action(con, file_id: str) -> bool:
         relabel_file(con, file_id, disk=args.disk, host=args.host)
         disk, host = con.execute("SELECT disk, host FROM raw_files WHERE file_id = ?", [file_id]).fetchall()[0]
-        print(f"relabelled {file_id}: disk {disk!r}" + (f", host {host!r}" if host else ", no host"))
+        print(
+            f"relabelled {file_id}: disk {printable(repr(disk))}"
+            + (f", host {printable(repr(host))}" if host else ", no host")
+        )
         return True
 
     return _with_file(args, action)
@@ -324,7 +450,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
     from ingest.warehouse import delete_file
 
     def action(con, file_id: str) -> bool:
-        name = con.execute("SELECT name FROM raw_files WHERE file_id = ?", [file_id]).fetchall()[0][0]
+        name = printable(con.execute("SELECT name FROM raw_files WHERE file_id = ?", [file_id]).fetchall()[0][0])
         if not args.yes:
             if not sys.stdin.isatty():
                 print(f"kneepoint delete: refusing to delete {file_id} ({name}) without --yes", file=sys.stderr)
@@ -344,15 +470,19 @@ def cmd_build(args: argparse.Namespace) -> int:
     from ingest.build import build_models
     from ingest.warehouse import open_warehouse
 
-    db = _db()
+    db = args.db
+    progress = _build_progress()
     # Creates the raw layer in a new warehouse, waits for another process's lock (dbt would fail at once) and
     # keeps the warehouse until the build is done.
-    with open_warehouse(db):
-        result = build_models(db)
+    try:
+        with open_warehouse(db):
+            result = build_models(db, full_refresh=args.full_refresh, all_tests=True, progress=progress)
+    finally:
+        _end_progress(progress)
     if not result.success:
         print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
         return EXIT_FAIL
-    print(f"models built in {db}")
+    print(f"models up to date in {printable(db)} ({_build_words(result)}); every dbt test passed")
     return EXIT_OK
 
 
@@ -371,15 +501,17 @@ def _latency_target_ms(text: str) -> float:
 def cmd_saturation(args: argparse.Namespace) -> int:
     from app.saturation import MissingModels, report_lines, saturation_rows, to_json
 
+    if (failed := _catch_up(args.db)) is not None:
+        return failed
     try:
-        rows = saturation_rows(_db(), args.tolerance, args.by_threads, args.latency_target_ms)
+        rows = saturation_rows(args.db, args.tolerance, args.by_threads, args.latency_target_ms)
     except MissingModels as exc:
         print(f"kneepoint saturation: {exc}", file=sys.stderr)
         return EXIT_FAIL
     if args.json:
         print(to_json(rows))
     else:
-        print("\n".join(report_lines(rows, args.by_threads, args.latency_target_ms)))
+        print("\n".join(printable(line) for line in report_lines(rows, args.by_threads, args.latency_target_ms)))
     return EXIT_OK
 
 
@@ -391,10 +523,12 @@ def _share_args(args: argparse.Namespace) -> dict:
 def cmd_report(args: argparse.Namespace) -> int:
     from app.report import build_report, write_report
 
+    if (failed := _catch_up(args.db)) is not None:
+        return failed
     try:
-        report = build_report(_db(), **_share_args(args))
+        report = build_report(args.db, **_share_args(args))
     except RuntimeError as exc:
-        print(f"kneepoint report: {exc}", file=sys.stderr)
+        print(f"kneepoint report: {printable(exc)}", file=sys.stderr)
         return EXIT_FAIL
     out = write_report(report, args.out)
     print(
@@ -402,17 +536,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         f"{len(report.html.encode('utf-8')) / 1e6:.1f} MB" + (", anonymized" if report.anonymized else "")
     )
     for disk, sentence in report.summary:
-        print(f"  {disk}: {sentence}")
+        print(f"  {printable(disk)}: {printable(sentence)}")
     return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from app.bundle import export_bundle
 
+    if (failed := _catch_up(args.db)) is not None:
+        return failed
     try:
-        result = export_bundle(_db(), args.out, **_share_args(args))
+        result = export_bundle(args.db, args.out, **_share_args(args))
     except RuntimeError as exc:
-        print(f"kneepoint export: {exc}", file=sys.stderr)
+        print(f"kneepoint export: {printable(exc)}", file=sys.stderr)
         return EXIT_FAIL
     rows = sum(n for member, n in result.tables.items() if member.startswith("marts/"))
     print(
@@ -427,11 +563,20 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     from app.bundle import BundleError, import_bundle
 
+    out = _Lines()
+    progress = _build_progress()
     try:
-        result = import_bundle(_db(), args.bundle, build=not args.no_build, progress=lambda t: print(t, flush=True))
+        # import_bundle keeps the warehouse from the first file to the end of the build.
+        result = import_bundle(
+            args.db, args.bundle, build=not args.no_build, progress=lambda t: out(printable(t)), build_progress=progress
+        )
     except BundleError as exc:
-        print(f"kneepoint import: {exc}", file=sys.stderr)
+        out.close()
+        print(f"kneepoint import: {printable(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:
+        _end_progress(progress)
+    out.close()
     print(
         f"{len(result.added)} file(s) added; {len(result.duplicates)} already stored (same sha256); "
         f"{len(result.errors)} error(s)" + (" (anonymized bundle: no original files)" if result.anonymized else "")
@@ -439,12 +584,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     if result.dropped_columns:
         print("columns this kneepoint does not know, left out: " + ", ".join(result.dropped_columns))
     for error in result.errors:
-        print(f"kneepoint import: {error}", file=sys.stderr)
+        print(f"kneepoint import: {printable(error)}", file=sys.stderr)
     if result.build_failures:
         print("model build failed:\n  " + "\n  ".join(result.build_failures), file=sys.stderr)
         return EXIT_FAIL
     if result.build_failures is not None:
-        print("models rebuilt")
+        print("models up to date")
     elif args.no_build and result.added:
         print("models not rebuilt (--no-build): run `kneepoint build`")
     return EXIT_FAIL if result.errors else EXIT_OK
@@ -454,11 +599,13 @@ def cmd_images(args: argparse.Namespace) -> int:
     from app.images import NoBrowser, chart_images
     from app.report import build_report
 
+    if (failed := _catch_up(args.db)) is not None:
+        return failed
     try:
-        report = build_report(_db(), **_share_args(args))
+        report = build_report(args.db, **_share_args(args))
         paths = chart_images(report.charts, args.out, formats=tuple(args.formats or ("png", "svg")), scale=args.scale)
     except (NoBrowser, RuntimeError, ValueError) as exc:
-        print(f"kneepoint images: {exc}", file=sys.stderr)
+        print(f"kneepoint images: {printable(exc)}", file=sys.stderr)
         return EXIT_FAIL
     print(f"wrote {len(paths)} image(s) of {len(report.charts)} chart(s) to {Path(args.out).resolve()}")
     return EXIT_OK
@@ -467,12 +614,11 @@ def cmd_images(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     from app.sample import load_sample_if_empty
 
-    db = _db()
+    db = args.db
     if not args.no_sample:
         loaded = load_sample_if_empty(db)
         if loaded:
-            print(f"loaded the sample data into {db}: {loaded} file(s)")
-    os.environ["KNEEPOINT_DB"] = str(db)
+            print(f"loaded the sample data into {printable(db)}: {loaded} file(s)")
     script = Path(__file__).with_name("streamlit_app.py")
     cmd = [
         sys.executable,
@@ -493,8 +639,9 @@ def cmd_app(args: argparse.Namespace) -> int:
         "--client.toolbarMode",
         "viewer",
     ]
-    print(f"kneepoint app on http://{args.address}:{args.port}  (warehouse: {db})", flush=True)
-    os.execv(sys.executable, cmd)
+    print(f"kneepoint app on http://{args.address}:{args.port}  (warehouse: {printable(db)})", flush=True)
+    # The app's process reads its warehouse from KNEEPOINT_DB (Streamlit runs the pages as scripts).
+    os.execve(sys.executable, cmd, {**os.environ, "KNEEPOINT_DB": str(db)})
     return EXIT_OK  # not reached
 
 

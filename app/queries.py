@@ -235,20 +235,20 @@ _BEST_RUN = "iops DESC, latency_avg_ms ASC NULLS LAST, file_id, record_index"
 
 
 def latency_percentiles(disk_keys: Sequence[str], series: Series, db: Path | None = None) -> pl.DataFrame:
-    """fct_latency_distribution for the run each curve goes through at each load (the best, as curve_points)."""
+    """fct_latency_distribution for the run each curve goes through at each load: the run the saturation marts
+    keep per load (int_saturation_points)."""
     if "fct_latency_distribution" not in tables(db):
         return pl.DataFrame()
     return query(
         f"""
         WITH best AS (
-            SELECT io_result_id FROM fct_io_results
-            WHERE {_DISKS_WHERE} AND {_SERIES_WHERE} AND iops IS NOT NULL
-            QUALIFY row_number() OVER (PARTITION BY disk_key, outstanding_io ORDER BY {_BEST_RUN}) = 1
+            SELECT io_result_id, disk_key, file_name FROM int_saturation_points
+            WHERE {_DISKS_WHERE} AND {_SERIES_WHERE}
         )
-        SELECT d.disk_key, d.outstanding_io, d.threads, d.queue_depth, d.percentile, d.latency_ms, d.curve_source,
-               d.latency_avg_ms, d.tool, d.file_name, d.run_index, d.io_result_id
+        SELECT best.disk_key, d.outstanding_io, d.threads, d.queue_depth, d.percentile, d.latency_ms, d.curve_source,
+               d.latency_avg_ms, d.tool, best.file_name, d.run_index, d.io_result_id
         FROM fct_latency_distribution d JOIN best USING (io_result_id)
-        ORDER BY d.disk_key, d.outstanding_io, d.point_index
+        ORDER BY best.disk_key, d.outstanding_io, d.point_index
         """,
         [list(disk_keys), *series],
         db=db,

@@ -1,4 +1,5 @@
-"""kneepoint's Streamlit entry point: navigation only; each page is a thin module in app/views/."""
+"""kneepoint's Streamlit entry point: navigation, and the models caught up before a page reads them; each page is a
+thin module in app/views/."""
 
 from __future__ import annotations
 
@@ -12,8 +13,37 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app.uploads import md_literal  # noqa: E402 - after the project root is on sys.path
+from app import queries, uploads  # noqa: E402 - after the project root is on sys.path
+from app.uploads import md_literal  # noqa: E402
+from ingest.build import models_behind  # noqa: E402
 from ingest.errors import WarehouseBusy  # noqa: E402
+
+
+@st.cache_resource
+def _checked() -> dict[Path, tuple[float, float]]:
+    """The file version each warehouse was last checked at (kept across reruns and sessions of this process): a
+    page load checks again only after the file changed."""
+    return {}
+
+
+def catch_up() -> None:
+    """A build an earlier change left unfinished (a process killed during its build, `kneepoint ingest
+    --no-build`) is completed before a page reads, so no page shows models behind the stored files."""
+    db = queries.current_db()
+    version = queries.data_version(db)
+    if not db.exists() or _checked().get(db) == version:
+        return
+    try:
+        with uploads.holding_warehouse(db, wait_s=0) as con:
+            if models_behind(con):
+                with st.spinner("Bringing the models up to date with the stored files…"):
+                    result = uploads.rebuild(db)
+                if not result.success:
+                    st.error("The model build failed: " + md_literal("; ".join(result.failures)))
+    except WarehouseBusy:
+        return  # another process is changing the warehouse: it builds, and the page says busy if it must wait
+    _checked()[db] = queries.data_version(db)
+
 
 st.set_page_config(page_title="kneepoint", page_icon=":material/show_chart:", layout="wide")
 
@@ -33,6 +63,7 @@ nav = st.navigation(
     }
 )
 try:
+    catch_up()
     nav.run()
 except WarehouseBusy as exc:
     # The command line (or another app) holds the warehouse longer than KNEEPOINT_LOCK_WAIT_S: say so, no traceback.

@@ -21,6 +21,7 @@ import duckdb
 from ingest import formats
 from ingest.build import BuildResult, build_models
 from ingest.errors import ParseError
+from ingest.labels import check_labels
 from ingest.load import FileOutcome, IngestReport, ingest_inputs
 from ingest.records import IoRecord
 from ingest.sources import InputError, InputFile, Limits, iter_upload
@@ -147,21 +148,22 @@ def store_previews(
     notes: str | None,
     on_file: Callable[[FileOutcome], None] | None = None,
     on_build: Callable[[], None] | None = None,
+    on_build_step: Callable[[str], None] | None = None,
 ) -> StoreOutcome:
-    """Store the readable previews under one set of labels, then rebuild the models once.
+    """Store the readable previews under one set of labels, then bring the models up to date once (`on_build_step`
+    hears which model is being built). Labels past their limits raise LabelError before anything is stored.
 
     The warehouse is held from the store to the end of the build (WarehouseBusy when another process keeps it
     past KNEEPOINT_LOCK_WAIT_S): a `kneepoint ingest` waiting for it cannot take it in between and make the
     build fail."""
+    check_labels(disk, host, tags, notes)  # LabelError before anything is stored
     items = [p.item for p in previews if p.ok]
     with holding_warehouse(db):
         report = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, build=False, progress=on_file)
-        build = None
-        if report.added:
-            if on_build:
-                on_build()
-            build = rebuild(db)
-    return StoreOutcome(report, build)
+        if on_build and report.added:
+            on_build()
+        build = rebuild(db, on_build_step)
+    return StoreOutcome(report, build if build.kind != "none" or not build.success else None)
 
 
 # This process's opens and closes of the warehouse, one at a time: opening a new warehouse creates its raw layer,
@@ -178,12 +180,12 @@ def serialized(fn: Callable[..., T], *args: object) -> T:
 
 
 @contextmanager
-def holding_warehouse(db: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyConnection]:
+def holding_warehouse(db: str | os.PathLike[str], wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """Keep the warehouse's write lock for a whole change (store, then build). Inside one process DuckDB shares
     the open database with every other connection to it (the loader's, dbt's), so they work while this one keeps
     other processes out; dbt itself does not wait for a lock, it fails at once."""
     with _OPEN_LOCK:
-        con = connect(db)
+        con = connect(db, wait_s=wait_s)
     try:
         yield con
     finally:
@@ -191,35 +193,11 @@ def holding_warehouse(db: str | os.PathLike[str]) -> Iterator[duckdb.DuckDBPyCon
             con.close()
 
 
-@dataclass(slots=True)
-class _Rebuilds:
-    """Model builds of one warehouse in this process (every session of the app)."""
-
-    running: threading.Lock = field(default_factory=threading.Lock)
-    requested: int = 0  # committed changes that asked for a build
-    covered: int = 0  # changes committed before the last finished build started
-    last: BuildResult | None = None
-
-
-_REBUILDS: dict[Path, _Rebuilds] = {}
-_REBUILDS_LOCK = threading.Lock()
-
-
-def rebuild(db: str | os.PathLike[str]) -> BuildResult:
-    """Rebuild the models after a committed change. Changes committed while a build runs share the next one:
-    four sessions storing at once wait for two builds, not four (dbt runs one build at a time per process)."""
-    with _REBUILDS_LOCK:
-        state = _REBUILDS.setdefault(Path(db).resolve(), _Rebuilds())
-        state.requested += 1
-        mine = state.requested
-    with state.running:
-        if state.covered >= mine and state.last is not None:
-            return state.last  # a build that started after this change was committed has finished
-        with _REBUILDS_LOCK:
-            upto = state.requested
-        result = build_models(db)
-        state.covered, state.last = upto, result
-        return result
+def rebuild(db: str | os.PathLike[str], progress: Callable[[str], None] | None = None) -> BuildResult:
+    """Bring the models up to date after a committed change. Sessions storing at once share builds: a build
+    covers every change committed before it started, so a session whose change an earlier build covered finds
+    nothing left to build (ingest/build.py)."""
+    return build_models(db, progress=progress)
 
 
 # What can turn text into markup in Streamlit's Markdown, escaped with a backslash: emphasis, code, links, images,

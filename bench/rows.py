@@ -41,7 +41,7 @@ SELECT
     2.0 + 38.0 * pow((hash(d, 'seq') % 1000000) / 1e6, 3) AS sequential_speedup
 FROM range($disks) t(d);
 
-INSERT INTO raw_files
+INSERT INTO raw_files BY NAME
 SELECT
     lpad(printf('%x', f), 16, '0') AS file_id,
     tool || '-sweep-' || f || CASE tool WHEN 'fio' THEN '.json' ELSE '.txt' END AS name,
@@ -56,9 +56,15 @@ SELECT
     []::VARCHAR[] AS tags,
     NULL AS notes,
     []::VARCHAR[] AS warnings,
-    '0.1.0' AS kneepoint_version
+    '0.1.0' AS kneepoint_version,
+    f + 1 AS stored_seq
 FROM range($files) t(f)
 JOIN bench_disks ON disk_no = f // $files_per_disk;
+
+-- Each file stored by a change of its own, as ingest records them (ingest/warehouse.py).
+INSERT INTO raw_file_changes BY NAME
+SELECT stored_seq AS change_seq, file_id, 'stored' AS change, ingested_at AS changed_at FROM raw_files;
+SELECT max(nextval('raw_change_seq')) FROM range($files);
 
 INSERT INTO raw_file_contents
 SELECT lpad(printf('%x', f), 16, '0'), 'synthetic rows: no file'::BLOB FROM range($files) t(f);
@@ -100,7 +106,7 @@ modelled AS (
 )
 SELECT *, outstanding / iops * 1000 AS latency_ms FROM modelled;
 
-INSERT INTO raw_io_records
+INSERT INTO raw_io_records BY NAME
 SELECT
     lpad(printf('%x', f), 16, '0') AS file_id,
     k AS record_index,

@@ -190,7 +190,7 @@ def job_ingest(args: Result) -> Result:
             if report.build is None:
                 raise RuntimeError("ingest_inputs(build=True) added files but did not build the models")
             report.build.raise_for_failure()
-            built = {"nodes": _dbt_node_seconds()}
+            built = {"nodes": report.build.node_seconds}
     stages["ingest_s"] = _clock() - t0 - stages.get("build_s", 0.0)
     return {
         "workers": workers,
@@ -216,21 +216,18 @@ def _raw_rows(db: str) -> dict[str, int]:
         con.close()
 
 
-def _dbt_node_seconds() -> dict[str, float]:
-    """dbt's own time per model and test in the last build (run_results.json in the bench's dbt target)."""
-    target = Path(os.environ.get("KNEEPOINT_DBT_TARGET", ""))
-    try:
-        run = json.loads((target / "run_results.json").read_text())
-        return {r["unique_id"]: round(float(r["execution_time"]), 4) for r in run["results"]}
-    except (OSError, ValueError, KeyError):
-        return {}
-
-
 def _build(db: str, select: list[str] | None = None, command: str = "build") -> Result:
-    from ingest.build import build_models
+    """A full build with every test (`kneepoint build --full-refresh`), or one dbt command over selected nodes."""
+    from ingest.build import build_models, run_dbt
 
-    build_models(db, select=select, command=command).raise_for_failure()
-    return {"nodes": _dbt_node_seconds()}
+    if command == "build" and not select:
+        result = build_models(db, full_refresh=True, all_tests=True)
+        result.raise_for_failure()
+        return {"nodes": result.node_seconds}
+    run = run_dbt(db, [command, *(["--select", *select] if select else [])])
+    if run.failures:
+        raise RuntimeError("dbt failed:\n  " + "\n  ".join(run.failures))
+    return {"nodes": run.node_seconds}
 
 
 def job_build(args: Result) -> Result:

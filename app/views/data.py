@@ -107,7 +107,7 @@ def _change(action: str, fn) -> None:
         st.session_state["data_notice"] = ("error", f"{action} failed: {exc}")
     else:
         if result.success:
-            st.session_state["data_notice"] = ("ok", f"{action}: done; models rebuilt.")
+            st.session_state["data_notice"] = ("ok", f"{action}: done; models up to date.")
         else:
             st.session_state["data_notice"] = (
                 "error",

@@ -13,6 +13,7 @@ import streamlit as st
 from app import queries, state, uploads
 from app.uploads import md_literal
 from ingest.errors import WarehouseBusy
+from ingest.labels import LabelError
 from ingest.sources import Limits, MiB
 
 LIMITS = Limits()
@@ -211,8 +212,11 @@ if clicked:
                 bar.progress(done[0] / n, text=md_literal(f"{done[0]} / {n}: {outcome.describe()}"))
 
             def on_build() -> None:
-                status.update(label="Rebuilding the models (dbt build)…")
-                bar.progress(1.0, text="Files stored; rebuilding the models")
+                status.update(label="Files stored; building the models…")
+                bar.progress(1.0, text="Files stored; building the models")
+
+            def on_build_step(step: str) -> None:
+                bar.progress(1.0, text=md_literal(step))
 
             try:
                 outcome = uploads.store_previews(
@@ -224,7 +228,13 @@ if clicked:
                     notes=notes.strip() or None,
                     on_file=on_file,
                     on_build=on_build,
+                    on_build_step=on_build_step,
                 )
+            except LabelError as exc:
+                status.update(label="Not stored: a label is too long", state="error")
+                bar.empty()
+                st.error(md_literal(str(exc)) + "\n\nNothing was stored. Shorten it and press **Store** again.")
+                st.stop()
             except WarehouseBusy as exc:
                 status.update(label="Not stored: the warehouse is busy", state="error")
                 bar.empty()
@@ -238,7 +248,7 @@ if clicked:
             elif not outcome.added:
                 status.update(label="Nothing new stored", state="error" if outcome.errors else "complete")
             else:
-                status.update(label=f"{len(outcome.added)} file(s) stored; models rebuilt", state="complete")
+                status.update(label=f"{len(outcome.added)} file(s) stored; models up to date", state="complete")
         stored_names = {o.name for o in outcome.added}
         st.session_state["upload_result"] = {
             "key": queries.disk_key(disk, host),
