@@ -92,7 +92,7 @@ def test_ingest_files_relabel_delete_round_trip(tmp_path, sample_fio):
     db = tmp_path / "w.duckdb"
     proc = run_cli("ingest", str(sample_fio[0]), str(sample_fio[1]), "--disk", "P10", "--host", "sql01", db=db)
     assert proc.returncode == 0, proc.stderr
-    assert "2 file(s) added, 16 record(s)" in proc.stdout and "models rebuilt" in proc.stdout
+    assert "2 file(s) added, 16 record(s)" in proc.stdout and "models up to date" in proc.stdout
 
     again = run_cli("ingest", str(sample_fio[0]), "--disk", "P20", db=db)
     assert again.returncode == 0, again.stderr
@@ -131,7 +131,7 @@ def test_ingest_files_relabel_delete_round_trip(tmp_path, sample_fio):
 
 def test_ingest_needs_a_disk_label(tmp_path, sample_fio):
     proc = run_cli("ingest", str(sample_fio[0]), "--disk", "  ", db=tmp_path / "w.duckdb")
-    assert proc.returncode == 2 and "--disk needs a label" in proc.stderr
+    assert proc.returncode == 2 and "a disk label is required" in proc.stderr
 
 
 def test_build_on_a_new_warehouse_makes_empty_marts(tmp_path):

@@ -276,12 +276,12 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     screenshot(page, "reliability-warehouse-busy")
     out, err = holder.communicate(timeout=1800)
     assert holder.returncode == 0, err
-    assert "14 file(s) added" in out and "models rebuilt" in out
+    assert "14 file(s) added" in out and "models up to date" in out
 
     # 2. The app holds the warehouse: Store again, with the files and label still there.
     assert page.get_by_role("textbox", name="Disk label (required)").input_value() == "app disk"
     page.get_by_role("button", name=STORE_BUTTON).click()
-    page.get_by_text("Rebuilding the models (dbt build)…").first.wait_for(timeout=300_000)
+    page.get_by_text("Files stored; building the models…").first.wait_for(timeout=300_000)
     refused = start_ingest(app.db, tmp_path / "late", "late disk", 1)
     waiting = start_ingest(app.db, tmp_path / "late", "late disk", 900, "--no-build")
     out, err = refused.communicate(timeout=600)

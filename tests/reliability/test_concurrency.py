@@ -66,7 +66,7 @@ def test_a_second_ingest_fails_clearly_or_waits_and_both_land(tmp_path):
     assert_busy(refused, db, first.pid, 1)
     assert first.poll() is None, "the first ingest finished before the second asked: no contention was tested"
     out_a, err_a = first.communicate(timeout=1800)
-    assert first.returncode == 0 and "models rebuilt" in out_a, err_a
+    assert first.returncode == 0 and "models up to date" in out_a, err_a
     out_c, err_c = waiting.communicate(timeout=1800)
     assert waiting.returncode == 0, err_c
     assert f"{FILES} file(s) added" in out_c

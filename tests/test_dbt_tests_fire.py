@@ -1,0 +1,68 @@
+"""Every singular dbt test (tests/dbt) can fail: each is run on a copy of a built warehouse with one bad row planted
+where it looks, and must report it. (A test that passes on good data proves nothing by itself.)"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from ingest.build import run_model_tests
+from tests.helpers import ROOT
+
+# test name -> the SQL that plants one bad row it must find (in a copy of the sample warehouse)
+FIRST_ROW = "rowid = (SELECT min(rowid) FROM {t})"
+PLANTS = {
+    "assert_no_file_rows_twice": "INSERT INTO fct_io_results SELECT * FROM fct_io_results LIMIT 1",
+    "assert_units_known": (
+        "UPDATE raw_io_records SET throughput_unit = 'MB/min' WHERE " + FIRST_ROW.format(t="raw_io_records")
+    ),
+    "assert_latency_distribution_is_a_curve": (
+        "UPDATE fct_latency_distribution SET percentile = 150 WHERE " + FIRST_ROW.format(t="fct_latency_distribution")
+    ),
+    "assert_saturation_columns_consistent": (
+        "UPDATE mart_saturation_points SET iops_at_saturation = NULL WHERE series_id = "
+        "(SELECT min(series_id) FROM mart_saturation_points WHERE saturated)"
+    ),
+    "assert_saturation_rule_holds": (
+        "UPDATE mart_saturation_points SET saturation_outstanding_io = max_outstanding_io WHERE series_id = "
+        "(SELECT min(series_id) FROM mart_saturation_points WHERE saturated)"
+    ),
+    "assert_saturation_point_is_a_measured_load": (
+        "UPDATE mart_saturation_points SET saturation_outstanding_io = 3 WHERE series_id = "
+        "(SELECT min(series_id) FROM mart_saturation_points WHERE saturated)"
+    ),
+    "assert_throughput_matches_iops_x_block_size": (
+        "UPDATE fct_io_results SET throughput_bytes_per_s = 1.05 * throughput_bytes_per_s WHERE io_result_id = "
+        "(SELECT min(io_result_id) FROM fct_io_results WHERE iops > 0 AND len(inferred) = 0)"
+    ),
+    "assert_io_results_in_range": "UPDATE fct_io_results SET read_pct = 120 WHERE "
+    + FIRST_ROW.format(t="fct_io_results"),
+}
+
+
+def test_every_singular_test_is_planted() -> None:
+    assert set(PLANTS) == {p.stem for p in (ROOT / "tests" / "dbt").glob("*.sql")}
+
+
+@pytest.fixture(scope="module")
+def planted_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("planted")
+
+
+@pytest.mark.parametrize("test_name", sorted(PLANTS))
+def test_the_singular_test_finds_its_planted_row(test_name: str, sample_warehouse: Path, planted_dir: Path) -> None:
+    # One path for every case: dbt's parsed project is kept per warehouse path.
+    db = planted_dir / "planted.duckdb"
+    Path(f"{db}.wal").unlink(missing_ok=True)
+    shutil.copy(sample_warehouse, db)
+    assert not run_model_tests(db, [test_name]), "the test fails before anything is planted"
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(PLANTS[test_name])
+    finally:
+        con.close()
+    failures = run_model_tests(db, [test_name])
+    assert [f.split(":")[0] for f in failures] == [test_name], failures
