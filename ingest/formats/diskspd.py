@@ -106,6 +106,12 @@ from ingest.records import IoRecord
 from ingest.textio import find_rare, size_to_bytes
 
 NAME = "diskspd"
+TITLE = "DiskSpd text"
+TOOLS = ("diskspd",)
+HOST_KEYS: frozenset[str] = frozenset({"computer_name"})
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ("read.", "write.", "total.", "cpu.", "results.")
+RESULT_KEYS: tuple[str, ...] = ("timespan",)
 TOOL = "diskspd"
 
 MIB = 1024 * 1024

@@ -92,6 +92,12 @@ from ingest.formats.diskspd import FIELD_LABELS, PERCENTILE_LABELS, _share_histo
 from ingest.records import IoRecord
 
 NAME = "diskspd_xml"
+TITLE = "DiskSpd XML"
+TOOLS = ("diskspd",)
+HOST_KEYS: frozenset[str] = frozenset({"computername"})
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ("read.", "write.", "total.", "latency.", "cpu.", "results.")
+RESULT_KEYS: tuple[str, ...] = ("timespan",)
 TOOL = "diskspd"
 
 # Record latency fields and the <Percentile> each one takes.

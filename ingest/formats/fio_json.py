@@ -75,6 +75,12 @@ from ingest.records import IoRecord
 from ingest.textio import size_to_bytes
 
 NAME = "fio_json"
+TITLE = "fio JSON"
+TOOLS = ("fio",)
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
 TOOL = "fio"
 
 _DOC_START = re.compile(r'^[ \t]*\{[ \t]*$|^[ \t]*\{\s*"fio version"', re.MULTILINE)

@@ -82,6 +82,12 @@ from ingest.records import IoRecord
 from ingest.textio import size_to_bytes
 
 NAME = "fio_text"
+TITLE = "fio text"
+TOOLS = ("fio",)
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
 TOOL = "fio"
 
 # (the optional decimals as an alternative with an empty one: the same matches, cheaper for re)

@@ -73,6 +73,12 @@ from ingest.textio import find_rare, lines_holding
 T = TypeVar("T")
 
 NAME = "sqlio"
+TITLE = "SQLIO"
+TOOLS = ("sqlio",)
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
 TOOL = "sqlio"
 
 # The histogram SQLIO prints when a pasted run lost its `ms:` row.

@@ -77,6 +77,12 @@ from ingest.records import QueryIoRecord, QueryTimeRecord
 _T = TypeVar("_T")
 
 NAME = "sqlstats"
+TITLE = "SQL Server STATISTICS IO/TIME"
+TOOLS = ()
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
 TOOL = "sqlserver"
 
 # Columns in the order SQL Server prints them, per layout.
