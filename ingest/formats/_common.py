@@ -6,6 +6,7 @@ Modules starting with `_` are not formats (the registry skips them).
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 
 # -- any text format
@@ -116,3 +117,18 @@ def share_histogram(points: list[tuple[float, float]]) -> list[tuple[float, floa
             out.append((latency, share))
     return out
 
+
+_START_TIME = re.compile(r"^([0-9]{4})/([0-9]{1,2})/([0-9]{1,2})\s+([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\s*UTC)?$")
+
+
+def diskspd_start_time(value: str | None) -> str | None:
+    """DiskSpd's `2019/07/25 21:46:27 UTC` (text `start time:`, XML `<RunTime>`) in ISO 8601, else None."""
+    if not value:
+        return None
+    m = _START_TIME.match(value.strip())
+    if not m:
+        return None
+    try:
+        return datetime(*(int(g) for g in m.groups()), tzinfo=UTC).isoformat()  # type: ignore[misc]
+    except ValueError:
+        return None
