@@ -248,8 +248,8 @@ class _Invocation:
 
 
 def detect(text: str) -> float:
-    # Every file of unknown format passes through here: each test is a scan for a literal, the cheapest of which
-    # comes first; sre and find_rare look for a character rare in other tools' outputs.
+    # Every file of unknown format passes through here: each test starts with a scan for a literal (sre and
+    # find_rare look for a character of it rare in other tools' outputs).
     head = text[:_DETECT_CHARS]
     if _IO_PER_S.search(head) and _io_header_in(head):
         return 0.95
@@ -257,7 +257,7 @@ def detect(text: str) -> float:
         return 0.9
     if "Input parameters:" in head and _DISKSPD_COMMAND.search(head):
         return 0.85
-    if _PCT_ANYWHERE.search(head):  # sre scans for its literal prefix `%-ile` at str.find's speed
+    if _PCT_ANYWHERE.search(head):
         return 0.6
     return 0.0
 

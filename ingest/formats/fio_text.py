@@ -199,11 +199,9 @@ class _Invocation:
 
 
 def detect(text: str) -> float:
-    # Each pattern below needs one of these literals (`: (groupid=`, `: (g=`; `: IOPS=`, `: io=`): without them,
-    # as in another tool's text, one scan decides (re finds the literal prefix `: ` at str.find's pace, faster
-    # than str.find finds short needles such as `: (g`). Each pattern holds "=" at most 10 characters after its
-    # literal's ":": a memchr scan for the first "=" refuses the many tools that never print one, and the literal
-    # is searched from 10 characters before it.
+    # Every file of unknown format passes through here. Each pattern below needs one of the literals `: (g`,
+    # `: IOPS=`, `: io=` (another tool's text lacks them: one scan decides), and holds "=" at most 10 characters
+    # after the literal's ":", so the literal is searched from just before the first "=" (many tools print none).
     first_equals = text.find("=", 0, 65536)
     if first_equals < 0 or _LITERALS.search(text, first_equals - 10 if first_equals > 10 else 0, 65536) is None:
         return 0.0

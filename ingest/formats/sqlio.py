@@ -155,11 +155,9 @@ _DETECT_USING = re.compile(r"[ \t]*using \d+KB (?:random|sequential) IOs")
 
 def detect(text: str) -> float:
     head = text[:65536]
-    # Another tool's text costs a memchr scan for each of "q", "Q" and "_" (the rare letters of the version's two
-    # spellings and of the latency label: str.find of those words reads a large text ten times slower) and one
-    # str.rfind scan for the rates' common tail (CPython's rfind skips ahead on a character not in the literal, its
-    # find reads a large text two to three times slower). Without any of them the score could not reach the registry's
-    # threshold (the run lines give 0.25).
+    # Every file of unknown format passes through here: the version and latency labels are found by their letters
+    # rare in other tools' outputs (textio.find_rare), the rates by their common tail. Without any of them the score
+    # could not reach the registry's threshold (the run lines give 0.25).
     version = (find_rare(head, "sqlio v", 1) >= 0 and _starts(_DETECT_VERSION, head, "sqlio v")) or (
         find_rare(head, "SQLIO v", 1) >= 0 and _starts(_DETECT_VERSION, head, "SQLIO v")
     )
