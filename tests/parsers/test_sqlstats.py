@@ -740,3 +740,10 @@ def test_sample_elapsed_time_follows_the_disk_model():
     io_ms = 1000 * (scan.physical_reads / disk_iops[0] + scan.read_ahead_reads / disk_iops[1])
     elapsed = next(r.elapsed_ms for r in records if isinstance(r, QueryTimeRecord) and r.phase == "execution")
     assert elapsed == pytest.approx(io_ms + 0.1 * 3420, abs=1)
+
+
+def test_table_words_are_single_words_ending_in_a_known_letter():
+    # Detection finds table lines by the quote after the table word (so a word must not span lines) and tries its
+    # pattern only after the letters _WORD_ENDS holds.
+    assert all(len(word.split()) == 1 for word in sqlstats._TABLE_WORDS)
+    assert {word[-1] for word in sqlstats._TABLE_WORDS} <= sqlstats._WORD_ENDS
