@@ -588,11 +588,11 @@ def detect(text: str) -> float:
     for m in matches:
         line = _line_at(head, m.start())
         try:
-            rec = _table_record(line, 1, None, -1)
+            read = _read_table_line(line, 1, None, -1)
         except ParseError:
             damaged += 1
             continue
-        io_lines += rec is not None
+        io_lines += read is not None
         if io_lines >= 2:
             break
     time_blocks = _has_time_block(head, low)
@@ -687,7 +687,7 @@ class _Layout:
 
     pattern: re.Pattern[str]
     fields: tuple[str, ...]  # of the counts, in the order printed
-    language: str
+    language: str | None
     version: str | None
 
 
@@ -792,23 +792,20 @@ class _Reader:
                 return _io_record(self.index, number, name, layout.version, layout.language, values)
         if line in self.headers:  # read as a header before: no table line (it was tried as one first)
             return None
-        found = _table_line(line)
-        if found is None:
-            return None
-        word, start, end, pos = found
-        name = line[start:end]
-        read = _read_columns(word, name, line[pos:], number, self.language)
+        read = _read_table_line(line, number, self.language, self.index)
         if read is None:
             return None
-        code, values = read
-        version = _version(values)
+        record, found, fields_ = read
         if self.learned < _MAX_LAYOUTS:
-            self.learn(line, found, _Layout(_layout_pattern(line, found), tuple(values), code, version))
-        return _io_record(self.index, number, name, version, code, values)
+            self.learn(line, found, record, fields_)
+        return record
 
-    def learn(self, line: str, found: tuple[str, int, int, int], layout: _Layout) -> None:
+    def learn(
+        self, line: str, found: tuple[str, int, int, int], record: QueryIoRecord, fields_: tuple[str, ...]
+    ) -> None:
         """Keep the layout of a table line just read the robust way, when the line reads back through it: each count
         one run of at most 18 digits (a longer one is read the robust way, which checks it fits a BIGINT)."""
+        layout = _Layout(_layout_pattern(line, found), fields_, record.language, record.tool_version)
         if layout.pattern.groups != 1 + len(layout.fields) or layout.pattern.fullmatch(line) is None:
             return
         self.learned += 1
@@ -841,8 +838,11 @@ def _io_record(
     )
 
 
-def _table_record(line: str, number: int, previous_language: str | None, index: int) -> QueryIoRecord | None:
-    """The record of one table line read on its own (detection); None when the line is not one."""
+def _read_table_line(
+    line: str, number: int, previous_language: str | None, index: int
+) -> tuple[QueryIoRecord, tuple[str, int, int, int], tuple[str, ...]] | None:
+    """The record of one table line read the robust way, its `_table_line` parts and its columns in the order
+    printed; None when the line is not one; ParseError when it is one but unreadable."""
     if len(line) > _MAX_LINE:
         return None
     found = _table_line(line)
@@ -854,7 +854,7 @@ def _table_record(line: str, number: int, previous_language: str | None, index: 
     if read is None:
         return None
     code, values = read
-    return _io_record(index, number, name, _version(values), code, values)
+    return _io_record(index, number, name, _version(values), code, values), found, tuple(values)
 
 
 def _version(values: dict[str, int]) -> str | None:
