@@ -152,12 +152,6 @@ _LEAD_CHARS = frozenset("CISRTatprW%")
 _CPU_META_KEYS = ("cpu.usage_pct", "cpu.user_pct", "cpu.kernel_pct", "cpu.idle_pct")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
-# A well-formed %-ile row: its label, then Read, Write, Total, each a number (group) or N/A (None). Possessive
-# quantifiers: what follows a run of blanks or digits is never one, so a damaged row cannot make re backtrack.
-_NUMBER_CELL = r"[ \t]*+(?:(-?[0-9]{1,20}+(?:\.[0-9]{1,12}+)?+)|N/A)[ \t]*+"
-_PCT_ROW = re.compile(
-    "(" + "|".join(re.escape(label) for label in PERCENTILE_LABELS) + r")[ \t]*+\|" + r"\|".join([_NUMBER_CELL] * 3)
-)
 _TOTAL_LATENCY_KEYS = {label: f"total.latency_{label}_ms" for label in PERCENTILE_LABELS}
 _RESULTS_META_KEYS = {k: f"results.{k}" for k in ("thread_count", "proc_count", "request_count")}
 _OPERATION_KEYS = frozenset({"operation", "read_pct"})
@@ -471,15 +465,6 @@ def _percentile_table(
     n = len(lines)
     while i < n:
         s = lines[i].strip()
-        if m := _PCT_ROW.fullmatch(s):
-            label, r, w, t = m.groups()
-            rows[label] = (
-                float(r) if r is not None else None,
-                float(w) if w is not None else None,
-                float(t) if t is not None else None,
-            )
-            i += 1
-            continue
         if s and s[0] == "-" and s.count("-") == len(s):
             i += 1
             continue
