@@ -327,61 +327,87 @@ class _Reader:
         lead = line[0]
         if lead == "|":  # the percentile table's entries
             if self.percentiles is not None:
-                for p, v in _PCT_ENTRY.findall(line):
-                    self.percentiles[_pct_key(p)] = v
+                self.percentile_entries(line)
             return
         self.percentiles = None
-        inv, block, direction = self.inv, self.block, self.direction
         job_line = "(g" in line  # `name: (groupid=...` and `name: (g=...` both hold it
-
         if job_line and "(groupid=" in line and (m := _RESULT.match(line)):
-            if inv.finished:
-                inv = self.new_invocation()
-            self.block = _block_of(*m.group("name", "g", "jobs", "err", "rest"), lineno)
-            inv.blocks.append(self.block)
-            self.direction = None
-            self.in_disk_stats = False
+            self.job_result(m, lineno)
         elif lead in "rwtm" and (m := _DIR3.match(line) or _DIR2.match(line)):
-            if block is None or inv.finished:
-                if inv.finished:
-                    inv = self.new_invocation()
-                block = self.block = _Block(name="", groupid=0, jobs=1, line=lineno, pasted=True)  # no block line
-                inv.blocks.append(block)
-            self.direction = _direction(m)
-            if m["dir"] != "trim" and m["dir"] not in block.dirs:
-                block.dirs[m["dir"]] = self.direction
+            self.direction_line(m, lineno)
         elif lead in "scl" and (m := _LAT_STAT.match(line)):
-            if direction is not None and m["kind"] != "slat":  # submission latency is in no record
-                direction.lat[m["kind"]] = (
+            if self.direction is not None and m["kind"] != "slat":  # submission latency is in no record
+                self.direction.lat[m["kind"]] = (
                     m["unit"],
                     _scaled(m["min"], m["mink"]),
                     _scaled(m["max"], m["maxk"]),
                     float(m["avg"]),
                 )
         elif " percentiles (" in line and (m := _PCT_HEAD.match(line)):
-            if direction is not None and m["kind"] in ("clat", "lat", "slat"):
+            if self.direction is not None and m["kind"] in ("clat", "lat", "slat"):
                 self.percentiles = {}
-                direction.pct[m["kind"]] = (m["unit"], self.percentiles)
-                for p, v in _PCT_ENTRY.findall(line):
-                    self.percentiles[_pct_key(p)] = v
-        elif lead == "l" and block is not None and "min=" not in line and (m := _LAT_DIST.match(line)):
-            block.lat_dist.append((m["unit"], m["entries"]))
-        elif block is not None and lead == "i" and (m := _ISSUED3.match(line) or _ISSUED2.match(line)):
-            block.issued = (int(m[1]), int(m[2]))
-        elif block is not None and lead == "l" and (m := _DEPTH.match(line)):
-            block.depth = int(m[1])
-        elif block is not None and lead == "I" and (m := _IO_DEPTHS.match(line)):
-            block.io_depths.append(m[1])
+                self.direction.pct[m["kind"]] = (m["unit"], self.percentiles)
+                self.percentile_entries(line)
+        elif self.block is not None and self.block_line(self.block, line, lead):
+            pass
         elif job_line and (m := _HEADER.match(line)):
-            if inv.blocks:
-                inv = self.new_invocation()
-            header = self.last_header = _header(m, lineno)
-            inv.headers.setdefault((header.name, header.groupid), header)
-            self.in_disk_stats = False
+            self.job_header(m, lineno)
         elif line == "...":  # under a header: numjobs > 1
-            if self.last_header is not None and not inv.blocks:
+            if self.last_header is not None and not self.inv.blocks:
                 self.last_header.clones_hint = True
-        elif lead == "f" and (m := _VERSION.match(line)):
+        else:
+            self.invocation_line(line, lead)
+
+    def percentile_entries(self, line: str) -> None:
+        assert self.percentiles is not None
+        for p, v in _PCT_ENTRY.findall(line):
+            self.percentiles[_pct_key(p)] = v
+
+    def job_result(self, m: re.Match[str], lineno: int) -> None:
+        """`name: (groupid=G, jobs=N): err= 0: ...`: a job block starts."""
+        inv = self.new_invocation() if self.inv.finished else self.inv
+        self.block = _block_of(*m.group("name", "g", "jobs", "err", "rest"), lineno)
+        inv.blocks.append(self.block)
+        self.direction = None
+        self.in_disk_stats = False
+
+    def direction_line(self, m: re.Match[str], lineno: int) -> None:
+        """`read: IOPS=...` (fio 3) or `read : io=...` (fio 2): a direction's section starts."""
+        block = self.block
+        if block is None or self.inv.finished:
+            inv = self.new_invocation() if self.inv.finished else self.inv
+            block = self.block = _Block(name="", groupid=0, jobs=1, line=lineno, pasted=True)  # no block line
+            inv.blocks.append(block)
+        self.direction = _direction(m)
+        if m["dir"] != "trim" and m["dir"] not in block.dirs:
+            block.dirs[m["dir"]] = self.direction
+
+    @staticmethod
+    def block_line(block: _Block, line: str, lead: str) -> bool:
+        """A job's latency distribution, issued I/Os, latency depth or IO depths line: whether `line` was one."""
+        if lead == "l" and "min=" not in line and (m := _LAT_DIST.match(line)):
+            block.lat_dist.append((m["unit"], m["entries"]))
+        elif lead == "i" and (m := _ISSUED3.match(line) or _ISSUED2.match(line)):
+            block.issued = (int(m[1]), int(m[2]))
+        elif lead == "l" and (m := _DEPTH.match(line)):
+            block.depth = int(m[1])
+        elif lead == "I" and (m := _IO_DEPTHS.match(line)):
+            block.io_depths.append(m[1])
+        else:
+            return False
+        return True
+
+    def job_header(self, m: re.Match[str], lineno: int) -> None:
+        """`name: (g=G): rw=..., bs=..., ioengine=..., iodepth=...`: a job's options, before its results."""
+        inv = self.new_invocation() if self.inv.blocks else self.inv
+        header = self.last_header = _header(m, lineno)
+        inv.headers.setdefault((header.name, header.groupid), header)
+        self.in_disk_stats = False
+
+    def invocation_line(self, line: str, lead: str) -> None:
+        """fio's version, `Starting N processes`, its capped-depth note, the group summaries and disk stats."""
+        inv = self.inv
+        if lead == "f" and (m := _VERSION.match(line)):
             if inv.blocks:
                 inv = self.new_invocation()
             inv.version = m[1]
