@@ -289,7 +289,10 @@ def parse(text: str) -> list[IoRecord]:
     if not records:
         if first_error is not None:
             raise first_error
-        raise ParseError("no DiskSpd result found (no Total IO / Read IO / Write IO table)", first_content_line(text))
+        # (the first line with content as the lines were read: CRs made line ends, a leading BOM dropped)
+        raise ParseError(
+            "no DiskSpd result found (no Total IO / Read IO / Write IO table)", first_content_line("\n".join(lines))
+        )
     return records
 
 
