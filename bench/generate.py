@@ -13,7 +13,7 @@ Layout under the corpus root (one folder per disk = one `kneepoint ingest --disk
     crystaldiskmark/<disk>/CrystalDiskMark_<date>.txt    CDM 7 (UTF-16LE), 8, 9 and KDiskMark 2-3 results
     diskspd/<disk>/diskspd-sweep-NNN.txt                 -Rtext sweeps, DiskSpd 2.0.17 / 2.0.21a / 2.2 layouts
     diskspd_xml/<disk>/diskspd-NNN.xml                   -Rxml sweeps
-    <format>/...                                         any other format whose writer lands in ingest/synth
+    <format>/...                                         any other format with a BenchSpec in SPECS (and a writer)
 """
 
 from __future__ import annotations
