@@ -61,6 +61,10 @@ Rules:
 - A table line whose first column is recognized but whose columns cannot all be read (cut off, a label that
   fits no layout, a count beyond BIGINT) raises ParseError at that line; so does a file without any table line
   or time block.
+- Reading: a file prints a few table-line layouts hundreds of times. The first line of a layout is read label by
+  label (the robust reading above); the parse then keeps that line as a pattern (`_Layout`: its text, with the name
+  and each count a group) and reads the lines that match it in full by it, which gives what the robust reading
+  gives. Nothing is kept from one parse to the next.
 """
 
 from __future__ import annotations
