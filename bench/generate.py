@@ -13,7 +13,7 @@ Layout under the corpus root (one folder per disk = one `kneepoint ingest --disk
     crystaldiskmark/<disk>/CrystalDiskMark_<date>.txt    CDM 7 (UTF-16LE), 8, 9 and KDiskMark 2-3 results
     diskspd/<disk>/diskspd-sweep-NNN.txt                 -Rtext sweeps, DiskSpd 2.0.17 / 2.0.21a / 2.2 layouts
     diskspd_xml/<disk>/diskspd-NNN.xml                   -Rxml sweeps
-    <format>/...                                         any other format whose writer lands in ingest/synth
+    <format>/...                                         any other format with a BenchSpec in SPECS (and a writer)
 """
 
 from __future__ import annotations
@@ -29,34 +29,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from ingest import formats
 from ingest.records import IoRecord
 from ingest.synth.disk_model import DiskModel, sweep
 
 GENERATOR_VERSION = 1
 MANIFEST = "manifest.json"
-
-# Files per format. The issue fixes fio, SQLIO, CrystalDiskMark and STATISTICS IO/TIME; the other formats get
-# counts of the same order, so every parser is measured on a corpus of its own.
-FULL_COUNTS = {
-    "fio_json": 10_000,
-    "sqlio": 500,
-    "crystaldiskmark": 5_000,
-    "sqlstats": 1_000,
-    "diskspd": 500,
-    "diskspd_xml": 500,
-    "fio_text": 1_000,
-}
-# CI: a few files per format, each kind of file at least once.
-TINY_COUNTS = {
-    "fio_json": 16,
-    "sqlio": 2,
-    "crystaldiskmark": 8,
-    "sqlstats": 4,
-    "diskspd": 3,
-    "diskspd_xml": 2,
-    "fio_text": 4,
-}
-SIZES = {"full": FULL_COUNTS, "tiny": TINY_COUNTS}
 
 KIB, MIB = 1024, 1024 * 1024
 
@@ -521,41 +499,65 @@ def _sql_time(index: int, phase: str, cpu_ms: float, elapsed_ms: float, language
     )
 
 
-_FILES: dict[str, Callable[[int, dict, list[Disk]], tuple[bytes, int]]] = {
-    "fio_json": _fio_file,
-    "sqlio": _sqlio_file,
-    "crystaldiskmark": _cdm_file,
-    "diskspd": _diskspd_file,
-    "diskspd_xml": _diskspd_file,
-    "fio_text": _fio_text_file,
-    "sqlstats": _sqlstats_file,
+# --------------------------------------------------------------------------------------------- specs
+
+
+@dataclass(frozen=True)
+class BenchSpec:
+    """How the bench corpus holds one format: files at each size, how they are laid out, what writes one.
+
+    `render(seed, params, disks)` returns a file's bytes and the records it was written from. Files go one folder
+    per disk, `per_disk` to a folder, named by `file_name(disk, n)`, unless `layout(count)` lays them out itself
+    (work items, folders, disks)."""
+
+    full: int  # files at full size
+    tiny: int  # files at tiny size (CI): each kind of file at least once
+    render: Callable[[int, dict, list[Disk]], tuple[bytes, int]]
+    per_disk: int = 1
+    file_name: Callable[[Disk, int], str] | None = None
+    layout: Callable[[int], tuple[list[Item], list[Group], list[Disk]]] | None = None
+
+
+# One entry per format of the registry. The issue fixes the counts of fio, SQLIO, CrystalDiskMark and STATISTICS
+# IO/TIME; the other formats get counts of the same order, so every parser is measured on a corpus of its own.
+SPECS: dict[str, BenchSpec] = {
+    "fio_json": BenchSpec(10_000, 16, _fio_file, layout=_fio_items),
+    "sqlio": BenchSpec(500, 2, _sqlio_file, 10, lambda d, n: f"{d.host}-sqlio-batch-{n:03d}.txt"),
+    "crystaldiskmark": BenchSpec(
+        5_000, 8, _cdm_file, 50, lambda d, n: f"CrystalDiskMark_{20240101 + n:08d}{n % 24:02d}0000.txt"
+    ),
+    "sqlstats": BenchSpec(1_000, 4, _sqlstats_file, 20, lambda d, n: f"statistics-io-time-{n:03d}.txt"),
+    "diskspd": BenchSpec(500, 3, _diskspd_file, 10, lambda d, n: f"diskspd-sweep-{n:03d}.txt"),
+    "diskspd_xml": BenchSpec(500, 2, _diskspd_file, 10, lambda d, n: f"diskspd-{n:03d}.xml"),
+    "fio_text": BenchSpec(1_000, 4, _fio_text_file, 20, lambda d, n: f"fio-sweep-{n:03d}.txt"),
 }
-# Files per disk folder for the formats written one folder per disk.
-_PER_DISK = {"sqlio": 10, "crystaldiskmark": 50, "diskspd": 10, "diskspd_xml": 10, "fio_text": 20, "sqlstats": 20}
-_NAMES = {
-    "sqlio": lambda d, n: f"{d.host}-sqlio-batch-{n:03d}.txt",
-    "crystaldiskmark": lambda d, n: f"CrystalDiskMark_{20240101 + n:08d}{n % 24:02d}0000.txt",
-    "diskspd": lambda d, n: f"diskspd-sweep-{n:03d}.txt",
-    "diskspd_xml": lambda d, n: f"diskspd-{n:03d}.xml",
-    "fio_text": lambda d, n: f"fio-sweep-{n:03d}.txt",
-    "sqlstats": lambda d, n: f"statistics-io-time-{n:03d}.txt",
-}
+
+
+def counts(size: str) -> dict[str, int]:
+    """Files per format of the registry at `size` ("full" or "tiny"); 0 for a format without a spec (reported as
+    not generated)."""
+    return {fmt: getattr(SPECS[fmt], size) if fmt in SPECS else 0 for fmt in formats.names()}
+
+
+SIZES = {"full": counts("full"), "tiny": counts("tiny")}
+FULL_COUNTS, TINY_COUNTS = SIZES["full"], SIZES["tiny"]
 
 
 def _items(fmt: str, count: int) -> tuple[list[Item], list[Group], list[Disk]]:
-    if fmt == "fio_json":
-        return _fio_items(count)
-    per_disk = _PER_DISK[fmt]
-    pool = disks(max(1, -(-count // per_disk)), fmt)
+    spec = SPECS[fmt]
+    if spec.layout is not None:
+        return spec.layout(count)
+    assert spec.file_name is not None, f"{fmt}: a bench spec names its files or lays them out"
+    pool = disks(max(1, -(-count // spec.per_disk)), fmt)
     items: list[Item] = []
     groups: list[Group] = []
     for i in range(count):
-        disk = pool[i // per_disk]
-        if i % per_disk == 0:
+        disk = pool[i // spec.per_disk]
+        if i % spec.per_disk == 0:
             groups.append(Group(f"{fmt}/{disk.slug}", disk.label, disk.host))
-        n = i % per_disk
-        params = {"disk": i // per_disk, "n": n, "xml": fmt == "diskspd_xml"}
-        items.append((fmt, f"{fmt}/{disk.slug}/{_NAMES[fmt](disk, n)}", i, params))
+        n = i % spec.per_disk
+        params = {"disk": i // spec.per_disk, "n": n, "xml": fmt == "diskspd_xml"}
+        items.append((fmt, f"{fmt}/{disk.slug}/{spec.file_name(disk, n)}", i, params))
     return items, groups, pool
 
 
@@ -573,7 +575,7 @@ def _render(root: str, counts: dict[str, int], batch: list[Item]) -> list[tuple[
         key = (fmt, counts[fmt])
         if key not in _POOL_CACHE:
             _POOL_CACHE[key] = _pools(fmt, counts[fmt])
-        data, n_records = _FILES[fmt](seed, params, _POOL_CACHE[key])
+        data, n_records = SPECS[fmt].render(seed, params, _POOL_CACHE[key])
         path = Path(root) / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
@@ -600,8 +602,8 @@ def generate(root: Path, counts: dict[str, int], workers: int = 2, log: Callable
     for fmt, count in counts.items():
         fs = FormatSet(fmt)
         corpus.formats[fmt] = fs
-        if fmt not in _FILES:
-            fs.skipped = f"no corpus generator for {fmt} yet in bench/generate.py"
+        if fmt not in SPECS:
+            fs.skipped = f"no bench spec for {fmt} in bench/generate.py SPECS"
         elif _writer(fmt) is None:
             fs.skipped = f"no writer ingest/synth/{fmt}.py yet"
         if fs.skipped:
@@ -628,5 +630,5 @@ def generate(root: Path, counts: dict[str, int], workers: int = 2, log: Callable
 def _same_writers(corpus: Corpus) -> bool:
     """A format skipped for want of a writer is generated as soon as its writer lands."""
     return all(
-        not (fs.skipped and fs.format in _FILES and _writer(fs.format) is not None) for fs in corpus.formats.values()
+        not (fs.skipped and fs.format in SPECS and _writer(fs.format) is not None) for fs in corpus.formats.values()
     )

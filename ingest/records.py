@@ -134,22 +134,6 @@ class QueryTimeRecord:
         return out
 
 
-# Parsers that make many records (crystaldiskmark, diskspd) build IoRecord positionally, every field in this order
-# and the last three as their defaults ([], "count", "io"): 30 keyword arguments cost three times as much. A change
-# to IoRecord's fields fails here, at import, until this order and those parsers' IoRecord(...) calls follow it.
-IO_FIELD_ORDER = (
-    "tool", "run_index", "source_line", "pattern", "operation", "read_pct", "direction", "block_size_bytes",
-    "threads", "queue_depth", "iops", "throughput", "throughput_unit", "latency_unit", "latency_avg", "latency_min",
-    "latency_max", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "duration_s", "tool_version",
-    "target", "started_at", "inferred", "metadata", "histogram", "histogram_kind", "record",
-)  # fmt: skip
-_TRAILING_DEFAULTS = {"histogram": list, "histogram_kind": "count", "record": "io"}
-if tuple(f.name for f in fields(IoRecord)) != IO_FIELD_ORDER or any(
-    (f.default_factory if f.name == "histogram" else f.default) != _TRAILING_DEFAULTS[f.name]
-    for f in fields(IoRecord)[-3:]
-):
-    raise ImportError("IoRecord's fields changed: update records.IO_FIELD_ORDER and the parsers that follow it")
-
 QUERY_IO_FIELDS = tuple(f.name for f in fields(QueryIoRecord) if f.name != "record")
 QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name != "record")
 

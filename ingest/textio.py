@@ -15,8 +15,8 @@ _CYRILLIC_PAIR = re.compile(r"[\u0410-\u044f\u0401\u0451]{2,}")
 def lines_holding(text: str, literal: str, end: int | None = None) -> Iterator[int]:
     """Start offsets of the lines of text[:end] that hold `literal`, in order, each once.
 
-    Detectors match their line pattern at these offsets instead of searching with a MULTILINE `^`, which makes
-    Python's re attempt a match at every character: this reads a large file of another tool at str.find's speed."""
+    Detectors match their line pattern at these offsets instead of searching with a MULTILINE `^`, which would make
+    re attempt a match at every character of a large file of another tool."""
     end = len(text) if end is None else min(end, len(text))
     i = text.find(literal, 0, end)
     while i >= 0:
@@ -29,13 +29,15 @@ def lines_holding(text: str, literal: str, end: int | None = None) -> Iterator[i
 
 
 def find_rare(text: str, literal: str, k: int, end: int | None = None) -> int:
-    """text.find(literal, 0, end), found by a memchr scan for literal[k], a character rare in other tools' outputs:
-    in CPython 3.11, str.find of a literal of six characters or more reads a text of 30,000 or more several times
-    slower than a one-character find. After one occurrence of that character per 512 characters without the
-    literal, the rest is left to str.find (a text full of it costs at most about twice a plain find)."""
+    """text.find(literal, 0, end), found by scanning for literal[k], a character rare in other tools' outputs.
+
+    Detectors look for their tool's words in every file of unknown format, most of them large outputs of other
+    tools: a one-character scan reads those at memory speed, where CPython's str.find of a longer literal reads them
+    several times slower. A text where that character is common (one per 512 characters without the literal) is
+    left to str.find."""
     n = len(text) if end is None else max(0, min(end, len(text)))
     if n <= 8192:
-        return text.find(literal, 0, n)  # (its slow case costs little on a short text; the gates below would cost more)
+        return text.find(literal, 0, n)  # a short text is read quickly either way
     rare = literal[k]
     last = n - len(literal) + k + 1  # past the last place literal[k] can be with the literal inside text[:n]
     i = text.find(rare, k, last)
@@ -56,7 +58,7 @@ def decode(data: bytes) -> tuple[str, str]:
         if data.find(b"\x00", 0, 4096) >= 0 and (utf16 := _utf16_without_bom(data)) is not None:
             return _lf_text(data.decode(utf16, errors="replace")), utf16
     # UTF-8 and the code pages: a CR or LF byte is that character and never part of another one, so line ends are
-    # made `\n` on the bytes, where dropping every CR (a CRLF file) costs a fifth of str.replace's pairs.
+    # made `\n` on the bytes (a CRLF file: every CR dropped).
     if b"\r" in data:
         data = data.replace(b"\r", b"") if _LONE_CR.search(data) is None else _lf_bytes(data)
     if data.startswith(codecs.BOM_UTF8):
@@ -118,11 +120,6 @@ def _single_byte(data: bytes) -> tuple[str, str]:
     if high and cyrillic_in_words > 0.6 * high:
         return as_1251, "cp1251"
     return data.decode("cp1252", errors="replace"), "cp1252"
-
-
-def line_of(text: str, pos: int) -> int:
-    """1-based line number of character offset `pos`."""
-    return text.count("\n", 0, pos) + 1
 
 
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)

@@ -15,7 +15,7 @@ import pytest
 
 from bench.__main__ import table
 from bench.floor import measure
-from bench.generate import FULL_COUNTS, TINY_COUNTS
+from bench.generate import FULL_COUNTS, SPECS, TINY_COUNTS, counts, generate
 from bench.harness import INGEST_WORKERS, SATURATION_NODES, Harness, Spec, results_path, run
 from bench.memory import TreeMemory
 from bench.rows import RUNS_PER_FILE, SWEEPS_PER_SERIES
@@ -43,10 +43,21 @@ def results(out: Path) -> dict:
 
 
 def test_the_generator_covers_every_format_at_the_issues_counts() -> None:
-    assert set(FULL_COUNTS) == set(TINY_COUNTS) == set(formats.names())
+    assert set(FULL_COUNTS) == set(TINY_COUNTS) == set(formats.names()) == set(SPECS)
     # Issue 8: 10,000 fio JSON files, 500 SQLIO batch logs, 5,000 CrystalDiskMark logs, 1,000 STATISTICS IO/TIME.
     assert (FULL_COUNTS["fio_json"], FULL_COUNTS["sqlio"]) == (10_000, 500)
     assert (FULL_COUNTS["crystaldiskmark"], FULL_COUNTS["sqlstats"]) == (5_000, 1_000)
+
+
+def test_a_format_without_a_bench_spec_is_reported_not_skipped_silently(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr("bench.generate.SPECS", {k: v for k, v in SPECS.items() if k != "sqlstats"})
+    wanted = counts("tiny")
+    assert wanted["sqlstats"] == 0 and set(wanted) == set(formats.names())
+    logged: list[str] = []
+    corpus = generate(tmp_path / "corpus", {"sqlstats": 0, "sqlio": 1}, workers=1, log=logged.append)
+    assert corpus.formats["sqlstats"].skipped == "no bench spec for sqlstats in bench/generate.py SPECS"
+    assert corpus.formats["sqlio"].files == 1 and not corpus.formats["sqlio"].skipped
+    assert any("sqlstats: skipped (no bench spec" in line for line in logged)
 
 
 @pytest.mark.timeout(600)

@@ -1,17 +1,24 @@
-"""Format registry. Each module in this package is one tool's output format with the same interface:
+"""Format registry. Each module in this package is one tool's output format, with one interface (see _template.py,
+which a new format starts from):
 
     NAME: str                                  # the --format name
+    TITLE: str                                 # its name for people ("fio JSON")
+    TOOLS: tuple[str, ...]                     # the `tool` values its IoRecords carry
+    HOST_KEYS, USER_KEYS: frozenset[str]       # metadata keys (their last dotted part, lower case) holding a host or
+                                               # user name: what anonymization replaces
+    RESULT_KEY_PREFIXES, RESULT_KEYS           # metadata keys that are results, not test conditions: what the report
+                                               # leaves out of a file's conditions
     detect(text: str) -> float                 # confidence 0..1 that `text` holds this format
     parse(text: str) -> list[Record]           # raises ParseError(reason, line) when nothing is found
 
 and optionally
     parse_document(text: str) -> list[Record] | None   # parse(text) when the text is exactly one document
                                                        # (JSON, XML) and nothing else, else None
-    write(records) -> str                              # the generator used for synthetic data and round trips
 
 A whole JSON or XML document cannot hold another tool's output, so a text one module reads as a document is
 neither run through every detector nor checked for a second tool: that is most of the cost of reading a small
-file (7 detectors scan each text). Modules are discovered, so adding a format touches no other format.
+file (7 detectors scan each text). Modules are discovered (those starting with `_` are not formats), so adding a
+format touches no other format.
 """
 
 from __future__ import annotations
@@ -23,8 +30,14 @@ from functools import cache
 from types import ModuleType
 
 from ingest.errors import ParseError
+from ingest.formats._common import first_content_line
 from ingest.records import ParsedFile, Record
 from ingest.textio import decode
+
+# What every format module declares (see _template.py).
+REQUIRED = (
+    "NAME", "TITLE", "TOOLS", "HOST_KEYS", "USER_KEYS", "RESULT_KEY_PREFIXES", "RESULT_KEYS", "detect", "parse",
+)  # fmt: skip
 
 MIN_CONFIDENCE = 0.3
 # Every detector reads at least this many characters from the head of a text: a text this short was read whole.
@@ -39,6 +52,11 @@ def registry() -> dict[str, ModuleType]:
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
+        missing = [attr for attr in REQUIRED if not hasattr(mod, attr)]
+        if missing:
+            raise TypeError(
+                f"format module {mod.__name__} lacks {', '.join(missing)} (see ingest/formats/_template.py)"
+            )
         mods[mod.NAME] = mod
     return dict(sorted(mods.items()))
 
@@ -53,10 +71,34 @@ def names() -> list[str]:
     return list(registry())
 
 
-def detect(text: str) -> tuple[str, float] | None:
-    """The most likely format of `text`, or None when no module is confident enough."""
-    found = detect_all(text)
-    return found[0] if found else None
+def titles() -> dict[str, str]:
+    """Format name -> its name for people, e.g. "sqlstats" -> "SQL Server STATISTICS IO/TIME"."""
+    return {name: mod.TITLE for name, mod in registry().items()}
+
+
+def tools() -> list[str]:
+    """Every `tool` value an IoRecord can carry, sorted."""
+    return sorted({tool for mod in registry().values() for tool in mod.TOOLS})
+
+
+def host_keys() -> frozenset[str]:
+    """Run-metadata keys that hold a host name, as the last dotted part of the key, in lower case."""
+    return frozenset().union(*(mod.HOST_KEYS for mod in registry().values()))
+
+
+def user_keys() -> frozenset[str]:
+    """Run-metadata keys that hold a user name, as the last dotted part of the key, in lower case."""
+    return frozenset().union(*(mod.USER_KEYS for mod in registry().values()))
+
+
+def result_key_prefixes() -> tuple[str, ...]:
+    """Prefixes of the run-metadata keys that are results (`read.iops`) rather than test conditions, sorted."""
+    return tuple(sorted({p for mod in registry().values() for p in mod.RESULT_KEY_PREFIXES}))
+
+
+def result_keys() -> tuple[str, ...]:
+    """Whole run-metadata keys that are results rather than test conditions, sorted."""
+    return tuple(sorted({k for mod in registry().values() for k in mod.RESULT_KEYS}))
 
 
 def detect_all(text: str, besides: str | None = None) -> list[tuple[str, float]]:
@@ -75,7 +117,7 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
         if not found:
             raise ParseError(
                 "no recognizable result: not the output of any known tool (" + ", ".join(names()) + ")",
-                line=_first_content_line(text),
+                line=first_content_line(text),
             )
         fmt = found[0][0]
     try:
@@ -84,7 +126,7 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(names())}") from None
     records = mod.parse(text)
     if not records:
-        raise ParseError(f"no {fmt} result found", line=_first_content_line(text))
+        raise ParseError(f"no {fmt} result found", line=first_content_line(text))
     if found is not None:
         _refuse_mixed(text, fmt, records, {name for name, _ in found[1:]})
     return ParsedFile(format=fmt, records=records, encoding=encoding)
@@ -126,9 +168,8 @@ def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:
 
 
 def _offset_of_line(text: str, line: int, near_end: bool = False) -> int:
-    """Character offset where 1-based `line` starts (the end of the text past its last line). `near_end`: split
-    from the end (the last record's line of a 3,000-line DiskSpd file: splitting from the start cost 2% of its
-    parse; counting the lines costs less)."""
+    """Character offset where 1-based `line` starts (the end of the text past its last line). `near_end`: the line
+    is near the end of a long text, so it is split from the end (the last record's line of a long file)."""
     if line <= 1:
         return 0
     if near_end:
@@ -160,10 +201,3 @@ def _looks_textual(data: bytes) -> bool:
     text, _ = decode(data[:4096])
     printable = sum(map(str.isprintable, text)) + text.count("\n") + text.count("\t")
     return bool(text) and printable > 0.9 * len(text)
-
-
-def _first_content_line(text: str) -> int:
-    for i, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            return i
-    return 1

@@ -60,20 +60,30 @@ Layouts, each test line one record:
 from __future__ import annotations
 
 import re
+import statistics
+from dataclasses import dataclass, field
 from datetime import datetime
-from operator import itemgetter
+from typing import NamedTuple
 
 from ingest.errors import ParseError
 from ingest.records import IoRecord
 from ingest.textio import find_rare, lines_holding
 
 NAME = "crystaldiskmark"
+TITLE = "CrystalDiskMark / KDiskMark"
+TOOLS = ("crystaldiskmark", "kdiskmark")
+# Neither tool prints a host or user name.
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS = ("printed_throughput",)
 
 KIB = 1024
 MIB = 1024 * 1024
 # KDiskMark's "MB" is 1000 KiB: printed MB/s x 1000 = KiB/s.
 KDISKMARK_MB_IN_KIB = 1000.0
 DEFAULT_MIX_READ_PCT = 70.0  # CDM 8 and KDiskMark default mix ratio (R70%/W30%)
+MAX_LINE = 2000  # longer lines are no tool's output
 
 _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _CDM_HEADER = re.compile(r"^CrystalDiskMark\s+(?P<version>\d{1,2}\.\d[^\n]{0,60}?)\s*(?:\(C\)[^\n]*)?$")
@@ -84,22 +94,21 @@ _FOREIGN_HEADER = re.compile(r"^(?:(?!CrystalDiskMark|KDiskMark)[A-Za-z]{1,20}Di
 _UNITS_LINE = re.compile(r"^\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s")
 _SECTION = re.compile(r"^\[(?P<section>Read|Write|Mix)\](?P<rest>.{0,80})$")
 _MIX_RATIO = re.compile(r"Read\s*(?P<read>\d{1,3})\s*%")
-# Possessive quantifiers (`*+`, `?+`): giving back a space, a digit or an optional part could never make the rest
-# match (what follows each is a literal, a unit or nothing), so they only spare re the backtracking bookkeeping.
+# Possessive quantifiers: what follows each is a literal or a unit, so giving characters back never helps a match
+# and damaged lines cannot make the engine backtrack.
 _NUM = r"\d{1,12}+(?:\.\d{1,6}+)?+"
 _FIGURES = (
     rf"\s*+:\s*+(?P<value>{_NUM})\s*+(?P<unit>[KMG]B/s)"
     rf"\s*+(?:\[\s*+(?P<iops>{_NUM})\s*+IOPS\s*+\])?+"
     rf"\s*+(?:<\s*+(?P<latency>{_NUM})\s*+(?P<latency_unit>us|µs|μs|ms)\s*+>)?+"
 )
-# 7.x-9.x and KDiskMark: `SEQ    1MiB (Q=  8, T= 1):`, `Sequential 1MiB (...)`, `Random   4 KiB (...)`.
-# The label holds no colon, so a test line is its text before the first colon matching _LABEL_NEW in full and the
-# figures from that colon on: the few distinct labels are parsed once (_new_label's cache), the figures every line.
+# 7.x-9.x and KDiskMark: `SEQ    1MiB (Q=  8, T= 1):`, `Sequential 1MiB (...)`, `Random   4 KiB (...)`. The label
+# holds no colon: it is the text before a line's first colon, the figures follow from that colon on.
 _LABEL_NEW = re.compile(
     r"(?P<kind>SEQ|RND|Sequential|Random)(?P<sep>\s{1,8})(?P<size>\d{1,6})(?P<gap>\s{0,3})(?P<size_unit>[KMG]i?B)"
     r"\s*\(\s*Q\s*=\s*(?P<q>\d{1,4})\s*,\s*T\s*=\s*(?P<t>\d{1,4})\s*\)\s*"
 )
-_FIGURES_AT = re.compile(_FIGURES)
+_FIGURES_NEW = re.compile(_FIGURES)
 # 3.x-6.x: `Sequential Read (Q= 32,T= 1) :`, `Random Write 4KB (QD=32) :`, `Random Read 512KB :`.
 _ROW_OLD = re.compile(
     r"^(?P<kind>Sequential|Random)\s{1,8}(?P<op>Read|Write)"
@@ -116,27 +125,31 @@ _DATE = re.compile(
 _UNIT = {"KB/s": "kB/s", "MB/s": "MB/s", "GB/s": "GB/s"}
 _SIZE_FACTOR = {"K": KIB, "M": MIB, "G": 1024 * MIB}
 _SECTION_READ_PCT = {"read": 100.0, "write": 0.0}
+_KIB_FACTOR = {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}  # printed unit -> MB
+_BYTES_PER_S = {"KiB/s": KIB, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
+# A footer line is `KEY: value` with one of these keys ("Test Size" is stored as "Test"), its value short.
+_FOOTER_KEYS = frozenset(("Profile", "Test Size", "Test", "Mode", "Time", "Date", "OS", "Comment"))
+_FOOTER_VALUE_MAX = 500
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
 _DETECT_HEADER = re.compile(r"[ \t>]*(?:CrystalDiskMark\s+\d|KDiskMark\s*\(\d)")
 _DETECT_FOREIGN = re.compile(r"[ \t>]*(?:AmorphousDiskMark|tdeDiskMark|Flexible I/O Tester\s+-)")
-# A test line or the units line, told apart by the group that matched (one starts with a label word, the other "*").
+# A test line or the units line, told apart by the group that matched.
 _DETECT_LINE = re.compile(
     r"[ \t>]*(?:(?P<row>(?:SEQ|RND|Sequential|Random)\b[^\n]{0,60}:\s*\d{1,12}(?:\.\d{1,6})?\s*MB/s)"
     r"|(?P<units>\*\s*MB/s\s*=\s*1,000,000\s*bytes?/s))"
 )
 _DETECT_HEAD = 131072
-# The label words a test line starts with, each with the index of its character rarest in other tools' outputs.
+# The label words a test line starts with, each with the index of its letter that is rare in other tools' outputs
+# (what textio.find_rare scans for).
 _DETECT_WORDS = (("SEQ", 2), ("Sequential", 2), ("RND", 2), ("Random", 0))
-# A text this short (a CrystalDiskMark result) is read faster by one str.find than through the gates below.
-_DETECT_SHORT = 8192
+_DETECT_SHORT = 8192  # a text this short is scanned for "MB/s" without the gates below
 _DETECT_ROWS_END = 65536  # test lines count only when their "MB/s" lies in the first 64 KiB
 
 
 def detect(text: str) -> float:
-    # Another tool's text costs memchr scans for a rare letter of each word that could start a line of interest
-    # ("DiskMark", "Flexible I/O Tester", the label words, "1,000,000"; see textio.find_rare), and only where one of the
-    # latter two is found a str.find scan for "MB/s" and one match at the start of each line holding it.
+    # Every file of unknown format passes through this detector, most of them large outputs of other tools: the
+    # head is searched for the few rare words that can start a line of interest before any line is matched.
     head = text[:_DETECT_HEAD]
     header = foreign = False
     if find_rare(head, "DiskMark", 0) >= 0:
@@ -147,7 +160,6 @@ def detect(text: str) -> float:
             if not foreign and _DETECT_FOREIGN.match(head, start):
                 foreign = True
     if not header and not foreign and find_rare(head, "Flexible I/O Tester", 0) >= 0:
-        # Only a line starting with "Flexible I/O Tester" can match here (one holding "AmorphousDiskMark" was read).
         for start in lines_holding(head, "Flexible I/O Tester"):
             if _DETECT_FOREIGN.match(head, start):
                 foreign = True
@@ -156,9 +168,8 @@ def detect(text: str) -> float:
         return 0.1
     rows = 0
     units = False
-    # The lines holding "MB/s" (each at its first one): test lines count up to two, within _DETECT_ROWS_END. A test
-    # line counted holds its label word and "MB/s" before that end, the units line "*", "=" and "1,000,000": without
-    # them no line can match, and the scan for "MB/s" (letters common in any text: str.find's slow case) is spared.
+    # A test line holds a label word and "MB/s", the units line "*", "=" and "1,000,000": a text without them
+    # cannot score, and is not scanned for "MB/s".
     i = -1
     if (
         len(head) <= _DETECT_SHORT
@@ -167,6 +178,7 @@ def detect(text: str) -> float:
         or any(find_rare(head, word, k, _DETECT_ROWS_END + len(word) - 1) >= 0 for word, k in _DETECT_WORDS)
     ):
         i = head.find("MB/s")
+    # The lines holding "MB/s", each matched from its start once: test lines count up to two.
     while i >= 0:
         in_rows = i + 4 <= _DETECT_ROWS_END
         if units and not in_rows:
@@ -196,328 +208,300 @@ def detect(text: str) -> float:
     return 0.35 if units else 0.0
 
 
-# A test line as read, made into an IoRecord once its result is complete (header to footer). A plain tuple (a
-# NamedTuple costs five times as much to make).
-_Label = tuple[str, int, int, int, str, str, dict[str, str] | None]  # see _new_label
-_Row = tuple[
-    _Label,  # pattern, block size, queue depth, threads, shape (the line's layout family), label text, keys
-    float,  # value: the throughput figure
-    str,  # unit of value
-    float | None,  # iops
-    int,  # line
-    str,  # operation
-    str,  # direction
-    float,  # read_pct
-    float | None,  # latency
-    str,  # latency_unit
-    list[str],  # inferred
-]
-# Where the _FIGURES groups are in a test line's text from its colon on: (value start, end, iops start, end, latency
-# start, end, unit, latency unit), None for an absent group; or None when _FIGURES does not match.
-_Figures = tuple[int, int, int | None, int | None, int | None, int | None, str, str]
+# --------------------------------------------------------------------------------------------- reading
 
-# A footer line: one of these keys, spaces, the line's first colon and at most 500 characters (the value; "Test Size"
-# is stored as "Test"). Read with str methods: the regex `(Profile|...)\s*:(.{0,500})$` cost three times as much.
-_FOOTER_KEYS = frozenset(("Profile", "Test Size", "Test", "Mode", "Time", "Date", "OS", "Comment"))
-_FOOTER_VALUE_MAX = 500
-_FOOTER_ONLY_FIRST = "PTMDO"  # first letters of the footer keys that start no other line kind ("C": headers too)
-_SECTION_LINES = {"[Read]": ("Read", ""), "[Write]": ("Write", "")}  # the usual section lines, without _SECTION
-_MISSING = object()
+
+class _Label(NamedTuple):
+    """What a test label says: `SEQ 1MiB (Q= 8, T= 1)`."""
+
+    pattern: str
+    block_size: int
+    queue_depth: int
+    threads: int
+    shape: str  # the layout family, which tells the version when no header names it
+    text: str  # as printed, runs of blanks made one space
+
+
+@dataclass(slots=True)
+class _TestLine:
+    """A test line as read; its record is made once its result is complete (the footer is its metadata)."""
+
+    label: _Label
+    value: float  # the throughput figure, in `unit`
+    unit: str
+    iops: float | None
+    line: int
+    operation: str
+    direction: str
+    read_pct: float
+    latency: float | None
+    latency_unit: str
+    inferred: list[str]
+
+
+@dataclass(slots=True)
+class _Result:
+    """One result, from its header (or first line) to the next result's start."""
+
+    tool: str | None = None
+    version: str | None = None
+    footer: bool = False  # a footer line was read: a test line after it starts the next result
+    metadata: dict[str, str] = field(default_factory=dict)
+    lines: list[_TestLine] = field(default_factory=list)
+    # (section, pattern, block size, queue depth, threads) of each test line: a repeated one starts the next result
+    keys: set[tuple[str, str, int, int, int]] = field(default_factory=set)
+
+
+_UNREAD = object()
+
+
+class _Reader:
+    """The line dispatcher: the result being read, the section it is in, and what the error needs."""
+
+    def __init__(self) -> None:
+        self.records: list[IoRecord] = []
+        self.result: _Result | None = None
+        self.foreign = False  # the result is a look-alike tool's block: read and dropped
+        self.section: str | None = None  # "read" | "write" | "mixed"
+        # Of the section's test lines, set with it.
+        self.direction = "read"
+        self.read_pct = 0.0
+        self.read_pct_inferred = False
+        # For the error when nothing is found.
+        self.header_line: int | None = None
+        self.orphan_line: int | None = None  # a 7.x+ test line outside a section: direction unknown
+        self.zero_lines = 0
+        # Labels read so far: every section of a result repeats the same few.
+        self.labels: dict[str, _Label | bool | None] = {}
+
+    def read(self, text: str) -> list[IoRecord]:
+        for number, raw in enumerate(text.split("\n"), 1):
+            if not raw or len(raw) > MAX_LINE:
+                continue
+            line = raw.strip()
+            if line and line[0] == ">":  # Markdown quoting
+                line = _QUOTE.sub("", line).strip()
+            if line:
+                self.line(line, number)
+        self.close()
+        if self.records:
+            return self.records
+        if self.orphan_line is not None:
+            raise ParseError(
+                "test result line outside a [Read]/[Write]/[Mix] section: its direction is unknown", self.orphan_line
+            )
+        if self.zero_lines:
+            raise ParseError("every test line reads 0 MB/s: no test was run", self.header_line or 1)
+        if self.header_line is not None:
+            raise ParseError("CrystalDiskMark/KDiskMark header without any test result line", self.header_line)
+        raise ParseError("no CrystalDiskMark or KDiskMark test result line found", 1)
+
+    def line(self, line: str, number: int) -> None:
+        """One stripped line, told by its first character; the order decides between look-alikes."""
+        first = line[0]
+        if first == "S" or first == "R":
+            self.test_line(line, number)
+        elif first == "-":  # a rule under or over the header
+            pass
+        elif first == "[":
+            self.section_line(line)
+        elif first == "*":
+            self.units_line(line)
+        elif first == "C" and (m := _CDM_HEADER.match(line)):
+            self.header(number, "crystaldiskmark", m["version"].strip())
+        elif first == "K" and (m := _KDM_HEADER.match(line)):
+            self.header(number, "kdiskmark", m["version"])
+        elif first == "F" and (m := _FIO_LINE.match(line)):
+            if self.result is not None:
+                self.result.metadata["fio"] = m["fio"].strip()
+        elif ("DiskMark" in line or first == "F") and _FOREIGN_HEADER.match(line):
+            self.start(foreign=True)
+        elif first in "PTMDOC":
+            self.footer_line(line)
+
+    # -- results
+
+    def close(self) -> None:
+        result = self.result
+        if result is not None and result.lines and not self.foreign:
+            self.records += _records(result, len(self.records))
+
+    def start(self, foreign: bool = False, keep_section: bool = False) -> _Result:
+        """Close the result being read and start the next."""
+        self.close()
+        if not keep_section:
+            self.section = None
+        self.foreign = foreign
+        self.result = _Result()
+        return self.result
+
+    def header(self, number: int, tool: str, version: str) -> None:
+        result = self.start()
+        result.tool, result.version = tool, version
+        if self.header_line is None:
+            self.header_line = number
+
+    def section_line(self, line: str) -> None:
+        m = _SECTION.match(line)
+        if m is None or self.foreign:
+            return
+        name = m["section"]
+        result = self.result
+        if result is None or result.footer or (name == "Read" and result.lines):
+            self.start()
+        if name == "Mix":
+            self.section, self.direction = "mixed", "total"  # a [Mix] line is one combined figure
+            ratio = _MIX_RATIO.search(m["rest"])
+            # Without a ratio in the title: the default, listed in `inferred`.
+            self.read_pct_inferred = ratio is None
+            self.read_pct = DEFAULT_MIX_READ_PCT if ratio is None else min(100.0, float(ratio["read"]))
+        else:
+            self.section = self.direction = name.lower()
+            self.read_pct = _SECTION_READ_PCT[self.section]
+            self.read_pct_inferred = False
+
+    def units_line(self, line: str) -> None:
+        if self.foreign or not _UNITS_LINE.match(line):
+            return
+        result = self.result
+        if result is None or result.lines or result.footer:
+            result = self.start()
+        result.metadata["Units"] = line.lstrip("* ").strip()
+
+    def footer_line(self, line: str) -> None:
+        result = self.result
+        if result is None or self.foreign:
+            return
+        key, colon, value = line.partition(":")
+        key = key.rstrip()
+        if colon and len(value) <= _FOOTER_VALUE_MAX and key in _FOOTER_KEYS:
+            result.metadata.setdefault("Test" if key == "Test Size" else key, value.strip())
+            result.footer = True
+
+    # -- test lines
+
+    def test_line(self, line: str, number: int) -> None:
+        """A 7.x+ or 3.x-6.x test line, a look-alike tool's header, or junk."""
+        colon = line.find(":")  # every test line has one before its figures
+        label = None
+        if colon > 0:
+            text = line[:colon]
+            label = self.labels.get(text, _UNREAD)
+            if label is _UNREAD:
+                label = self.labels[text] = _new_label(text)
+        if label is None or label is False:
+            # A 7.x+ label has a space after its first word and no DiskMark before its colon: neither is one.
+            if "DiskMark" in line and _FOREIGN_HEADER.match(line):
+                self.start(foreign=True)
+            elif label is None and not self.foreign and colon > 0:
+                self.old_test_line(line, number)
+            return
+        if self.foreign:
+            return
+        m = _FIGURES_NEW.match(line, colon)
+        if m is None:
+            return
+        result, section = self.result, self.section
+        if result is None or section is None or result.footer:
+            if self.orphan_line is None:
+                self.orphan_line = number
+            return
+        key = (section, label.pattern, label.block_size, label.queue_depth, label.threads)
+        if key in result.keys:  # a repeated test line starts the next result, in the same section
+            result = self.start(keep_section=True)
+        result.keys.add(key)
+        value_text, unit, iops_text, latency_text, latency_unit = m.groups()
+        value = float(value_text)
+        iops = float(iops_text) if iops_text is not None else None
+        if value == 0 and not iops:
+            self.zero_lines += 1  # a slot CDM prints for a test that was not run
+            return
+        result.lines.append(
+            _TestLine(
+                label=label,
+                value=value,
+                unit=_UNIT[unit],
+                iops=iops,
+                line=number,
+                operation=section,
+                direction=self.direction,
+                read_pct=self.read_pct,
+                latency=float(latency_text) if latency_text is not None else None,
+                latency_unit="ms" if latency_unit == "ms" else "us",
+                inferred=["read_pct"] if self.read_pct_inferred else [],
+            )
+        )
+
+    def old_test_line(self, line: str, number: int) -> None:
+        """3.x-6.x: the direction is in the label, there are no sections."""
+        m = _ROW_OLD.match(line)
+        if m is None:
+            return
+        pattern = "sequential" if m["kind"] == "Sequential" else "random"
+        operation = m["op"].lower()
+        layout = _old_layout(pattern, m["size"], m["size_unit"], m["params"])
+        if layout is None:
+            return
+        size, q, t, inferred, shape = layout
+        key = (operation, pattern, size, q, t)
+        result = self.result
+        if result is None or result.footer or key in result.keys:  # a repeated line or one after the footer
+            result = self.start(keep_section=result is not None and not result.footer)
+        result.keys.add(key)
+        value = float(m["value"])
+        iops = float(m["iops"]) if m["iops"] is not None else None
+        if value == 0 and not iops:
+            self.zero_lines += 1
+            return
+        label = _Label(pattern, size, q, t, shape, " ".join(m[0].partition(":")[0].split()))
+        latency = float(m["latency"]) if m["latency"] is not None else None
+        result.lines.append(
+            _TestLine(
+                label=label,
+                value=value,
+                unit=_UNIT[m["unit"]],
+                iops=iops,
+                line=number,
+                operation=operation,
+                direction=operation,
+                read_pct=100.0 if operation == "read" else 0.0,
+                latency=latency,
+                latency_unit="ms" if m["latency_unit"] == "ms" else "us",
+                inferred=inferred,
+            )
+        )
 
 
 def parse(text: str) -> list[IoRecord]:
-    """Read `text` line by line; a result runs from its header (or first line) to the next result's start.
-
-    One function with the state of the result being read in local variables: a method call and an attribute read per
-    line cost as much as the reading itself on a 30-line file. Each line kind is told by its first character, in the
-    order that decides between look-alikes (headers, then look-alike tools' headers, then the rest)."""
-    records: list[IoRecord] = []
-    # The result being read: `have` says there is one (`foreign`: a look-alike tool's block, read and dropped).
-    have = foreign = footer = False
-    tool: str | None = None
-    version: str | None = None
-    section: str | None = None  # "read" | "write" | "mixed"
-    mix: float | None = None  # read % of the [Mix] section
-    metadata: dict[str, str] = {}
-    rows: list[_Row] = []
-    keys: set[str] = set()  # the result's test lines (_new_label's keys): a repeated one starts the next result
-    # Of `section`'s test lines, set with it.
-    direction = "read"
-    read_pct = 0.0
-    read_pct_inferred = False
-    # For the error when nothing is found.
-    header_line: int | None = None
-    orphan_line: int | None = None  # a 7.x+ test line with no section: direction unknown
-    zero_rows = 0
-    labels = _LABELS
-    shapes = _FIGURE_SHAPES
-    digits = _DIGITS
-    number = 0
-    for raw in text.split("\n"):
-        number += 1
-        if not raw or len(raw) > 2000:
-            continue
-        line = raw.strip()
-        if not line:
-            continue
-        first = line[0]
-        if first == ">":  # Markdown quoting
-            line = _QUOTE.sub("", line).strip()
-            if not line:
-                continue
-            first = line[0]
-
-        if first == "S" or first == "R":  # a test line, a look-alike tool's header, or junk
-            colon = line.find(":")  # every test line has one before its figures
-            if colon > 0:
-                label = labels.get(line[:colon], _MISSING)
-                if label is _MISSING:
-                    label = _new_label(line[:colon])
-            else:
-                label = None
-            if label is None or label is False:
-                # No 7.x+ test line: a look-alike tool's header, a 3.x-6.x test line or junk. (A 7.x+ label is
-                # neither: it has a space after its first word and no DiskMark before its colon.)
-                if "DiskMark" in line and _FOREIGN_HEADER.match(line):
-                    if rows and not foreign:
-                        records += _records(tool, version, metadata, rows, len(records))
-                    have, tool, version, foreign, footer, section, mix = True, None, None, True, False, None, None
-                    metadata, rows, keys = {}, [], set()
-                    continue
-                if label is False or foreign or colon < 0:  # (False: a 7.x+ label of size 0)
-                    continue
-                m = _ROW_OLD.match(line)  # no 7.x+ label can be a 3.x-6.x one
-                if m is None:
-                    continue
-                pattern = "sequential" if m["kind"] == "Sequential" else "random"
-                operation = m["op"].lower()
-                layout = _old_layout(pattern, m["size"], m["size_unit"], m["params"])
-                if layout is None:
-                    continue
-                size, q, t, inferred, shape = layout
-                key = f"{operation}|{pattern}|{size}|{q}|{t}"  # as _new_label's keys
-                if not have or footer or key in keys:  # a repeated line or one after the footer starts the next
-                    if not have or footer:
-                        section = mix = None
-                    if rows:
-                        records += _records(tool, version, metadata, rows, len(records))
-                    have, tool, version, footer = True, None, None, False
-                    metadata, rows, keys = {}, [], set()
-                keys.add(key)
-                label = (pattern, size, q, t, shape, " ".join(m[0].partition(":")[0].split()), None)
-                row = _old_row(m, number, label, operation, inferred)
-                if row is None:
-                    zero_rows += 1  # a slot CDM prints for a test that was not run
-                else:
-                    rows.append(row)
-                continue
-            if foreign:
-                continue
-            # The figures, read where _FIGURES matched the last line of their shape (digits as 0): a file's figures
-            # come in a few shapes (fixed-width fields), and one lookup costs a third of a match.
-            figures = line[colon:]
-            shape_key = figures.encode("utf-8", "surrogatepass").translate(digits)
-            spans = shapes.get(shape_key, _MISSING)
-            if spans is _MISSING:
-                spans = _figure_spans(figures, shape_key)
-            if spans is None:
-                continue
-            if footer or section is None:  # (no result yet: no section either)
-                if orphan_line is None:
-                    orphan_line = number
-                continue
-            key = label[6][section]  # type: ignore[index]
-            if key in keys:  # a repeated test line starts the next result, in the same section
-                if rows:
-                    records += _records(tool, version, metadata, rows, len(records))
-                tool = version = None
-                metadata, rows, keys = {}, [], set()
-            keys.add(key)
-            v0, v1, i0, i1, l0, l1, unit, latency_unit = spans
-            value = float(figures[v0:v1])
-            iops = float(figures[i0:i1]) if i0 is not None else None
-            if value == 0 and not iops:
-                zero_rows += 1  # a slot CDM prints for a test that was not run
-                continue
-            rows.append(
-                (label, value, unit, iops, number, section, direction, read_pct,
-                 float(figures[l0:l1]) if l0 is not None else None, latency_unit,
-                 ["read_pct"] if read_pct_inferred else [])
-            )  # fmt: skip
-
-        elif first in _FOOTER_ONLY_FIRST:
-            if "DiskMark" in line and _FOREIGN_HEADER.match(line):
-                if rows and not foreign:
-                    records += _records(tool, version, metadata, rows, len(records))
-                have, tool, version, foreign, footer, section, mix = True, None, None, True, False, None, None
-                metadata, rows, keys = {}, [], set()
-            elif have and not foreign:
-                key_text, colon_text, value_text = line.partition(":")
-                if colon_text and len(value_text) <= _FOOTER_VALUE_MAX:
-                    key_text = key_text.rstrip()
-                    if key_text in _FOOTER_KEYS:
-                        metadata.setdefault("Test" if key_text == "Test Size" else key_text, value_text.strip())
-                        footer = True
-
-        elif first == "-":  # a rule under or over the header
-            continue
-
-        elif first == "[":
-            if foreign:
-                continue
-            name_rest = _SECTION_LINES.get(line)
-            if name_rest is None:
-                m = _SECTION.match(line)
-                if m is None:
-                    continue
-                name_rest = m.group("section", "rest")
-            name, rest = name_rest
-            if not have or footer or (name == "Read" and rows):
-                if rows:
-                    records += _records(tool, version, metadata, rows, len(records))
-                have, tool, version, footer, mix = True, None, None, False, None
-                metadata, rows, keys = {}, [], set()
-            if name == "Mix":
-                section, direction = "mixed", "total"  # a [Mix] line is one combined figure
-                ratio = _MIX_RATIO.search(rest)
-                mix = min(100.0, float(ratio["read"])) if ratio else None
-                # Without a ratio in the title: the default, listed in `inferred`.
-                read_pct_inferred = mix is None
-                read_pct = DEFAULT_MIX_READ_PCT if mix is None else mix
-            else:
-                section = direction = name.lower()
-                read_pct = _SECTION_READ_PCT[section]
-                read_pct_inferred = False
-
-        elif first == "*":
-            if foreign or "1,000,000" not in line or not _UNITS_LINE.match(line):
-                continue
-            if not have or rows or footer:
-                if rows:
-                    records += _records(tool, version, metadata, rows, len(records))
-                have, tool, version, footer, section, mix = True, None, None, False, None, None
-                metadata, rows, keys = {}, [], set()
-            metadata["Units"] = line.lstrip("* ").strip()
-
-        elif first == "C" and (m := _CDM_HEADER.match(line)) or first == "K" and (m := _KDM_HEADER.match(line)):
-            if rows and not foreign:
-                records += _records(tool, version, metadata, rows, len(records))
-            have, foreign, footer, section, mix = True, False, False, None, None
-            metadata, rows, keys = {}, [], set()
-            if first == "C":
-                tool, version = "crystaldiskmark", m["version"].strip()
-            else:
-                tool, version = "kdiskmark", m["version"]
-            if header_line is None:
-                header_line = number
-
-        elif first == "F" and (m := _FIO_LINE.match(line)):
-            if have:
-                metadata["fio"] = m["fio"].strip()
-
-        elif ("DiskMark" in line or first == "F") and _FOREIGN_HEADER.match(line):
-            if rows and not foreign:
-                records += _records(tool, version, metadata, rows, len(records))
-            have, tool, version, foreign, footer, section, mix = True, None, None, True, False, None, None
-            metadata, rows, keys = {}, [], set()
-
-        elif first == "C" and have and not foreign and line.startswith("Comment"):  # the footer key starting with C
-            key_text, colon_text, value_text = line.partition(":")
-            if colon_text and len(value_text) <= _FOOTER_VALUE_MAX and key_text.rstrip() == "Comment":
-                metadata.setdefault("Comment", value_text.strip())
-                footer = True
-
-    if rows and not foreign:
-        records += _records(tool, version, metadata, rows, len(records))
-    if records:
-        return records
-    if orphan_line is not None:
-        raise ParseError(
-            "test result line outside a [Read]/[Write]/[Mix] section: its direction is unknown", orphan_line
-        )
-    if zero_rows:
-        raise ParseError("every test line reads 0 MB/s: no test was run", header_line or 1)
-    if header_line is not None:
-        raise ParseError("CrystalDiskMark/KDiskMark header without any test result line", header_line)
-    raise ParseError("no CrystalDiskMark or KDiskMark test result line found", 1)
-
-
-def _old_row(m: re.Match[str], number: int, label: _Label, operation: str, inferred: list[str]) -> _Row | None:
-    """A 3.x-6.x test line's row, or None for a test that was not run (all zero)."""
-    value_text, unit, iops_text, latency_text, latency_unit = m.groups()[-5:]  # the _FIGURES groups
-    value = float(value_text)
-    iops = float(iops_text) if iops_text is not None else None
-    if value == 0 and not iops:
-        return None
-    latency = float(latency_text) if latency_text is not None else None
-    read_pct = 100.0 if operation == "read" else 0.0
-    return (label, value, _UNIT[unit], iops, number, operation, operation, read_pct, latency,
-            "ms" if latency_unit == "ms" else "us", inferred)  # fmt: skip
-
-
-# Every ASCII digit as 0: a text's shape, to which _FIGURES answers as to the text (it has no digit literal).
-_DIGITS = bytes.maketrans(b"123456789", b"000000000")
-# _figure_spans's results by the shape (UTF-8) of a test line's text from its colon on.
-_FIGURE_SHAPES: dict[bytes, _Figures | None] = {}
-_SHAPES_MAX = 4096
-
-
-def _figure_spans(figures: str, shape: bytes) -> _Figures | None:
-    if len(_FIGURE_SHAPES) >= _SHAPES_MAX:
-        _FIGURE_SHAPES.clear()
-    spans: _Figures | None = None
-    m = _FIGURES_AT.match(figures)
-    if m is not None:
-        i0, i1 = m.span("iops") if m["iops"] is not None else (None, None)
-        l0, l1 = m.span("latency") if m["latency"] is not None else (None, None)
-        latency_unit = "ms" if m["latency_unit"] == "ms" else "us"
-        spans = (*m.span("value"), i0, i1, l0, l1, _UNIT[m["unit"]], latency_unit)
-    _FIGURE_SHAPES[shape] = spans
-    return spans
-
-
-# _new_label's results by label text: a file holds a few distinct labels, and files of one machine the same ones.
-_LABELS: dict[str, _Label | bool | None] = {}
-_LABELS_MAX = 4096
+    return _Reader().read(text)
 
 
 def _new_label(text: str) -> _Label | bool | None:
-    """(pattern, block size, queue depth, threads, shape, label, {section: key}) of a 7.x-9.x/KDiskMark test label;
-    None for other text, False for a label of block size 0 (no test line either, but no 3.x-6.x one to try).
-
-    A key tells the test lines of a result apart: a repeated one starts the next result. It is a string (its hash
-    is kept) made once per label and section."""
-    if len(_LABELS) >= _LABELS_MAX:
-        _LABELS.clear()
-    label: _Label | bool | None = None
+    """A 7.x-9.x/KDiskMark test label; None for other text, False for a label of block size 0 (no test line
+    either, and no 3.x-6.x one to try)."""
     m = _LABEL_NEW.fullmatch(text)
-    if m is not None:
-        kind, sep, size_text, gap, size_unit, q, t = m.groups()
-        if kind in ("SEQ", "RND"):
-            shape = "8.x-9.x"
-        elif gap:
-            # KDiskMark puts a space between number and unit; 3.x right-justifies the number to 3 places.
-            shape = "kdiskmark 3.x" if len(sep) >= 2 else "kdiskmark 1.x-2.x"
-        else:
-            shape = "7.x"
-        pattern = "sequential" if kind in ("SEQ", "Sequential") else "random"
-        size = int(size_text) * _SIZE_FACTOR[size_unit[0]]
-        q_n, t_n = int(q), int(t)
-        keys = {section: f"{section}|{pattern}|{size}|{q_n}|{t_n}" for section in ("read", "write", "mixed")}
-        label = (pattern, size, q_n, t_n, shape, " ".join(text.split()), keys) if size else False
-    _LABELS[text] = label
-    return label
-
-
-def _size_bytes(number: str, unit: str) -> int | None:
-    size = int(number) * _SIZE_FACTOR[unit[0].upper()]
-    return size if size > 0 else None
+    if m is None:
+        return None
+    kind, sep, size_text, gap, size_unit, q, t = m.groups()
+    size = int(size_text) * _SIZE_FACTOR[size_unit[0]]
+    if not size:
+        return False
+    if kind in ("SEQ", "RND"):
+        shape = "8.x-9.x"
+    elif gap:
+        # KDiskMark puts a space between number and unit; 3.x right-justifies the number to 3 places.
+        shape = "kdiskmark 3.x" if len(sep) >= 2 else "kdiskmark 1.x-2.x"
+    else:
+        shape = "7.x"
+    pattern = "sequential" if kind in ("SEQ", "Sequential") else "random"
+    return _Label(pattern, size, int(q), int(t), shape, " ".join(text.split()))
 
 
 def _old_layout(
     pattern: str, size_text: str | None, size_unit: str | None, params: str | None
 ) -> tuple[int, int, int, list[str], str] | None:
-    """Block size, queue depth, threads for a 3.x-6.x label, with the version defaults the label omits.
+    """Block size, queue depth, threads for a 3.x-6.x label, with the version defaults the label omits, the fields
+    defaulted and the label's shape.
 
     Defaults, from the versions' benchmark code (CrystalDiskMark DiskBench.cpp, DiskSpd options):
     - 3.x `Sequential Read`: 1 MiB blocks, QD1, 1 thread. `Random Read 512KB`: QD1, 1 thread.
@@ -531,8 +515,8 @@ def _old_layout(
     q = int(q_match[1]) if q_match else None
     t = int(t_match[1]) if t_match else None
     if size_text is not None and size_unit is not None:
-        size = _size_bytes(size_text, size_unit)
-        if size is None:
+        size = int(size_text) * _SIZE_FACTOR[size_unit[0].upper()]
+        if size <= 0:
             return None
     elif pattern == "sequential":
         size = 128 * KIB if q is not None else MIB
@@ -554,21 +538,86 @@ def _old_layout(
     return size, q, t, inferred, shape
 
 
-def _kdiskmark_kib_basis(rows: list[_Row]) -> bool:
+# --------------------------------------------------------------------------------------------- records
+
+
+def _records(result: _Result, first_run: int) -> list[IoRecord]:
+    """The records of a complete result: its footer is every record's metadata, with the record's label."""
+    lines = result.lines
+    tool = result.tool
+    if tool is None:
+        kdiskmark_shapes = all(t.label.shape.startswith("kdiskmark") for t in lines)
+        tool = "kdiskmark" if kdiskmark_shapes else "crystaldiskmark"
+    version = result.version
+    version_inferred = version is None
+    if version is None:
+        version = _version_from_shapes([t.label.shape for t in lines])
+    kdiskmark = tool == "kdiskmark"
+    kib_basis = kdiskmark and _kdiskmark_kib_basis(lines)
+    metadata = result.metadata
+    if kib_basis:
+        metadata = dict(metadata, throughput_basis="KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s")
+    drive = _DRIVE.search(metadata.get("Test", ""))
+    target = f"{drive['drive']}:" if drive else None
+    started_at = _started_at(metadata.get("Date"))
+    duration_s = _duration_s(metadata)
+
+    records = []
+    for run_index, t in enumerate(lines, first_run):
+        inferred = t.inferred
+        if version_inferred:
+            inferred.append("tool_version")
+        record_metadata = dict(metadata, Label=t.label.text)
+        throughput, unit, iops = t.value, t.unit, t.iops
+        if kib_basis:
+            throughput = t.value * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[t.unit]
+            record_metadata["printed_throughput"] = f"{t.value:.3f} {t.unit}"
+            unit = "KiB/s"
+        if iops is None:
+            iops = throughput * _BYTES_PER_S[unit] / t.label.block_size
+            inferred.append("iops")
+        if kdiskmark and t.direction == "total":
+            record_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
+        records.append(
+            IoRecord(
+                tool=tool,
+                tool_version=version,
+                run_index=run_index,
+                source_line=t.line,
+                target=target,
+                started_at=started_at,
+                pattern=t.label.pattern,  # type: ignore[arg-type]
+                operation=t.operation,  # type: ignore[arg-type]
+                read_pct=t.read_pct,
+                direction=t.direction,  # type: ignore[arg-type]
+                block_size_bytes=t.label.block_size,
+                threads=t.label.threads,
+                queue_depth=t.label.queue_depth,
+                duration_s=duration_s,
+                iops=iops,
+                throughput=throughput,
+                throughput_unit=unit,
+                latency_unit=t.latency_unit,
+                latency_avg=t.latency,
+                inferred=inferred,
+                metadata=record_metadata,
+            )
+        )
+    return records
+
+
+def _kdiskmark_kib_basis(lines: list[_TestLine]) -> bool:
     """Whether a KDiskMark result's MB/s are fio KiB/s / 1000 (every release so far) or decimal MB.
 
     Only lines whose printed figures are precise enough to tell 2.4 % apart vote (IOPS print 1 decimal)."""
     ratios = [
-        row[1] * 1e6 / (row[3] * row[0][1])  # value / (iops x block size)
-        for row in rows
-        if row[3] and row[3] >= 50 and row[1] >= 0.5 and row[2] == "MB/s"
+        t.value * 1e6 / (t.iops * t.label.block_size)
+        for t in lines
+        if t.iops and t.iops >= 50 and t.value >= 0.5 and t.unit == "MB/s"
     ]
     if not ratios:
         return True
-    # statistics.median's arithmetic, without its type dispatch (a tenth of a KDiskMark file's parse)
-    ratios.sort()
-    half = len(ratios) // 2
-    median = ratios[half] if len(ratios) % 2 else (ratios[half - 1] + ratios[half]) / 2
+    median = statistics.median(ratios)
     return abs(median - 1 / 1.024) < abs(median - 1.0)
 
 
@@ -596,68 +645,3 @@ def _duration_s(metadata: dict[str, str]) -> float | None:
         if m := _MEASURE.search(metadata.get(key, "")):
             return float(m["n"]) * (60 if m["unit"] == "min" else 1)
     return None
-
-
-_IOPS = itemgetter(3)  # of a _Row
-_KIB_FACTOR = {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}  # printed unit -> MB
-_BYTES_PER_S = {"KiB/s": KIB, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
-
-
-def _records(
-    tool: str | None, version: str | None, metadata: dict[str, str], rows: list[_Row], first_run: int
-) -> list[IoRecord]:
-    """The records of one result's rows: `metadata` (the result's own, read by nothing else once its result is
-    complete) is every record's, with the record's label."""
-    if tool is None:
-        tool = "kdiskmark" if all(row[0][4].startswith("kdiskmark") for row in rows) else "crystaldiskmark"
-    version_inferred = version is None
-    if version_inferred:
-        version = _version_from_shapes([row[0][4] for row in rows])
-    kdiskmark = tool == "kdiskmark"
-    kib_basis = kdiskmark and _kdiskmark_kib_basis(rows)
-    if kib_basis:
-        metadata = dict(metadata, throughput_basis="KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s")
-    drive = _DRIVE.search(metadata.get("Test", ""))
-    target = f"{drive['drive']}:" if drive else None
-    started_at = _started_at(metadata.get("Date"))
-    duration_s = _duration_s(metadata)
-
-    if not (version_inferred or kdiskmark) and None not in map(_IOPS, rows):
-        # CrystalDiskMark 7.x+ with its header: every figure as printed.
-        return [
-            IoRecord(  # positional, in records.IO_FIELD_ORDER; latency_min .. latency_p999 are not printed
-                tool, run_index, line, pattern, operation, read_pct, direction, size, t, q, iops, value, unit,  # type: ignore[arg-type]
-                latency_unit, latency, None, None, None, None, None, None, duration_s, version, target, started_at,
-                inferred, dict(metadata, Label=label), [], "count", "io",
-            )
-            for run_index, ((pattern, size, q, t, _, label, _), value, unit, iops, line, operation, direction,
-                            read_pct, latency, latency_unit, inferred) in enumerate(rows, first_run)
-        ]  # fmt: skip
-
-    records = []
-    run_index = first_run
-    for (pattern, size, q, t, _, label, _), value, unit, iops, line, operation, direction, read_pct, latency, \
-            latency_unit, inferred in rows:  # fmt: skip
-        # `inferred` is this line's own list (made per line, read once): the record takes it over.
-        if version_inferred:
-            inferred.append("tool_version")
-        row_metadata = dict(metadata, Label=label)
-        throughput = value
-        if kib_basis:
-            throughput = value * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[unit]
-            row_metadata["printed_throughput"] = f"{value:.3f} {unit}"
-            unit = "KiB/s"
-        if iops is None:
-            iops = throughput * _BYTES_PER_S[unit] / size
-            inferred.append("iops")
-        if kdiskmark and direction == "total":
-            row_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
-        records.append(
-            IoRecord(  # positional, in records.IO_FIELD_ORDER; latency_min .. latency_p999 are not printed
-                tool, run_index, line, pattern, operation, read_pct, direction, size, t, q, iops, throughput,  # type: ignore[arg-type]
-                unit, latency_unit, latency, None, None, None, None, None, None, duration_s, version, target,
-                started_at, inferred, row_metadata, [], "count", "io",
-            )
-        )  # fmt: skip
-        run_index += 1
-    return records

@@ -98,14 +98,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from functools import lru_cache
 
 from ingest.errors import ParseError
+from ingest.formats._common import (
+    LATENCY_FIELD_ROWS,
+    PERCENTILE_LABELS,
+    diskspd_start_time,
+    first_content_line,
+    share_histogram,
+)
 from ingest.records import IoRecord
 from ingest.textio import find_rare, size_to_bytes
 
 NAME = "diskspd"
+TITLE = "DiskSpd text"
+TOOLS = ("diskspd",)
+HOST_KEYS: frozenset[str] = frozenset({"computer_name"})  # system.computer_name
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ("read.", "write.", "total.", "cpu.", "results.")
+RESULT_KEYS: tuple[str, ...] = ("timespan",)
 TOOL = "diskspd"
 
 MIB = 1024 * 1024
@@ -135,58 +146,14 @@ _PCT_ANYWHERE = re.compile(r"%-ile\s*\|\s*Read \(ms\)\s*\|\s*Write \(ms\)")
 _MAX_WRAPS = 3
 _MAX_WRAP_CHARS = 512
 _TABLE_TITLES = {"Total IO": "total", "Read IO": "read", "Write IO": "write"}
-# First characters of the lines `_scan` acts on (Command Line, Input parameters, System information, Results,
-# Totals, actual test time, thread/proc/request count, the table titles, %-ile); the rest are skipped cheaply.
+# First characters of the lines `_scan` dispatches (Command Line, Input parameters, System information, Results,
+# Totals, actual test time, thread/proc/request count, the table titles, %-ile); of the others only a CPU row counts.
 _LEAD_CHARS = frozenset("CISRTatprW%")
 _CPU_META_KEYS = ("cpu.usage_pct", "cpu.user_pct", "cpu.kernel_pct", "cpu.idle_pct")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
-# Lines of the parameter sections repeat run after run: their readings are memoized, up to this length.
-_MEMO_MAX_CHARS = 200
-_START_TIME = re.compile(r"^([0-9]{4})/([0-9]{1,2})/([0-9]{1,2})\s+([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\s*UTC)?$")
 
-# %-ile table rows: label -> percentile.
-PERCENTILE_LABELS: dict[str, float] = {
-    "min": 0.0,
-    "25th": 25.0,
-    "50th": 50.0,
-    "75th": 75.0,
-    "90th": 90.0,
-    "95th": 95.0,
-    "99th": 99.0,
-    "3-nines": 99.9,
-    "4-nines": 99.99,
-    "5-nines": 99.999,
-    "6-nines": 99.9999,
-    "7-nines": 99.99999,
-    "8-nines": 99.999999,
-    "9-nines": 99.9999999,
-    "max": 100.0,
-}
-# A table cell as _num reads it: a number (group 1) or N/A (None). Possessive quantifiers: what follows a run
-# of blanks or digits can never be one, so giving characters back could not make a match; this way sre never tries.
-_NUMBER_CELL = r"[ \t]*+(?:(-?[0-9]{1,20}+(?:\.[0-9]{1,12}+)?+)|N/A)[ \t]*+"
-# The same, kept as printed (the number or N/A).
-_RAW_NUMBER_CELL = r"[ \t]*+(-?[0-9]{1,20}+(?:\.[0-9]{1,12}+)?+|N/A)[ \t]*+"
-_MAX_FAST_CELLS = 16
-# A well-formed %-ile row (label, then Read, Write, Total); others take the cell-by-cell path.
-_PCT_ROW = re.compile(
-    "(" + "|".join(re.escape(label) for label in PERCENTILE_LABELS) + r")[ \t]*+\|" + r"\|".join([_NUMBER_CELL] * 3)
-)
 _TOTAL_LATENCY_KEYS = {label: f"total.latency_{label}_ms" for label in PERCENTILE_LABELS}
 _RESULTS_META_KEYS = {k: f"results.{k}" for k in ("thread_count", "proc_count", "request_count")}
-# Record latency fields and the %-ile row each one takes.
-FIELD_LABELS = {
-    "latency_min": "min",
-    "latency_p50": "50th",
-    "latency_p95": "95th",
-    "latency_p99": "99th",
-    "latency_p999": "3-nines",
-    "latency_max": "max",
-}
-# The %-ile rows of latency_min, _p50, _p95, _p99, _p999, _max (the order _run_records passes them in).
-_RECORD_LATENCY_ROWS = tuple(
-    FIELD_LABELS[k] for k in ("latency_min", "latency_p50", "latency_p95", "latency_p99", "latency_p999", "latency_max")
-)
 _OPERATION_KEYS = frozenset({"operation", "read_pct"})
 _PATTERN_KEYS = frozenset({"pattern"})
 _BLOCK_KEYS = frozenset({"block_size_bytes"})
@@ -219,24 +186,18 @@ class _Profile:
 
 
 class _Header:
-    """A table's column header, read once per distinct header line (every run prints the same ones)."""
+    """A table's column header."""
 
-    __slots__ = ("columns", "throughput_column", "_total_keys")
+    __slots__ = ("columns", "throughput_column")
 
     def __init__(self, line: str) -> None:
         self.columns = tuple(c.strip() for c in line.split("|"))
         self.throughput_column = next((c for c in self.columns if c in ("MiB/s", "MB/s")), None)
-        self._total_keys: dict[tuple[str, int], tuple[str, ...]] = {}
 
     def total_keys(self, kind: str, ncells: int) -> tuple[str, ...]:
         """The metadata keys of a `total:` row of `ncells` cells (its columns as total_raw has them)."""
-        keys = self._total_keys.get((kind, ncells))
-        if keys is None:
-            names = dict.fromkeys(self.columns[1 : 1 + ncells])
-            keys = self._total_keys[kind, ncells] = tuple(
-                f"{kind}.{_COLUMN_KEYS.get(col) or _slug(col)}" for col in names
-            )
-        return keys
+        names = dict.fromkeys(self.columns[1 : 1 + ncells])
+        return tuple(f"{kind}.{_COLUMN_KEYS.get(col) or _slug(col)}" for col in names)
 
 
 @dataclass(slots=True)
@@ -246,7 +207,7 @@ class _Table:
     header: _Header
     columns: tuple[str, ...]
     # Thread rows: (thread id as printed, the row, path, file size as printed); the row's number cells are
-    # read only when a run with several targets sums them (_per_target).
+    # read when a run with several targets sums them (_per_target).
     rows: list[tuple[str, str, str, str]] = field(default_factory=list)
     total: dict[str, float | None] | None = None
     total_raw: dict[str, str] = field(default_factory=dict)
@@ -281,9 +242,8 @@ class _Invocation:
 
 
 def detect(text: str) -> float:
-    # Another tool's text costs four literal scans, each the fastest measured on sqlio, fio and STATISTICS texts: sre's
-    # for the first and last (it looks for their first character where str.find looks for the last: `s` is common,
-    # `I` and `%` are not), a memchr scan for the rare `R` for the second.
+    # Every file of unknown format passes through here: each test starts with a scan for a literal (sre and
+    # find_rare look for a character of it rare in other tools' outputs).
     head = text[:_DETECT_CHARS]
     if _IO_PER_S.search(head) and _io_header_in(head):
         return 0.95
@@ -291,7 +251,7 @@ def detect(text: str) -> float:
         return 0.9
     if "Input parameters:" in head and _DISKSPD_COMMAND.search(head):
         return 0.85
-    if _PCT_ANYWHERE.search(head):  # sre scans for its literal prefix `%-ile` at str.find's speed
+    if _PCT_ANYWHERE.search(head):
         return 0.6
     return 0.0
 
@@ -329,7 +289,10 @@ def parse(text: str) -> list[IoRecord]:
     if not records:
         if first_error is not None:
             raise first_error
-        raise ParseError("no DiskSpd result found (no Total IO / Read IO / Write IO table)", _first_content(lines))
+        # (the first line with content as the lines were read: CRs made line ends, a leading BOM dropped)
+        raise ParseError(
+            "no DiskSpd result found (no Total IO / Read IO / Write IO table)", first_content_line("\n".join(lines))
+        )
     return records
 
 
@@ -338,7 +301,7 @@ def parse(text: str) -> list[IoRecord]:
 
 def _scan(lines: list[str]) -> list[_Invocation]:
     invocations: list[_Invocation] = []
-    paths: dict[str, tuple[str, str]] = {}  # thread rows' file cells read: every table of every run repeats them
+    readings: _Readings = {}
     inv: _Invocation | None = None
     res: _Results | None = None
     i = 0
@@ -369,7 +332,7 @@ def _scan(lines: list[str]) -> list[_Invocation]:
                 inv = _Invocation(line=lineno)
                 invocations.append(inv)
             res = None
-            i = _input_section(lines, i + 1, inv)
+            i = _input_section(lines, i + 1, inv, readings)
             prev_content = s
             continue
         elif s == "System information:":
@@ -377,7 +340,7 @@ def _scan(lines: list[str]) -> list[_Invocation]:
                 inv = _Invocation(line=lineno)
                 invocations.append(inv)
             res = None
-            i = _system_section(lines, i + 1, inv)
+            i = _system_section(lines, i + 1, inv, readings)
             prev_content = s
             continue
         elif c == "R" and (m := _RESULTS.match(s)):
@@ -398,11 +361,11 @@ def _scan(lines: list[str]) -> list[_Invocation]:
             res.counts[m.group(1).replace(" ", "_")] = int(m.group(2))
         elif res is not None and "avg." in s and (m := _CPU_AVG.search(s)):
             res.cpu = m.groups()
-        elif s in _TABLE_TITLES and i + 1 < n and _is_io_header(lines[i + 1]):
+        elif s in _TABLE_TITLES and i + 1 < n and (header := _io_header(lines[i + 1])) is not None:
             kind = _TABLE_TITLES[s]
             if res is None or kind in res.tables:
                 inv, res = _implicit_results(invocations, inv, lineno)
-            table, i = _io_table(lines, i + 1, kind, paths)
+            table, i = _io_table(lines, i + 1, kind, header)
             res.tables[kind] = table
             prev_content = None
             continue
@@ -430,21 +393,15 @@ def _implicit_results(
     return inv, res
 
 
-def _is_io_header(line: str) -> bool:
-    cells = _header(line).columns
-    return len(cells) >= 5 and cells[0] == "thread" and cells[1] == "bytes" and cells[2] == "I/Os"
+def _io_header(line: str) -> _Header | None:
+    """The column header of a thread table, or None for another line."""
+    header = _Header(line)
+    cells = header.columns
+    return header if len(cells) >= 5 and cells[0] == "thread" and cells[1] == "bytes" and cells[2] == "I/Os" else None
 
 
-def _header(line: str) -> _Header:
-    return _header_memo(line) if len(line) <= _MEMO_MAX_CHARS else _Header(line)
-
-
-_header_memo = lru_cache(maxsize=256)(_Header)
-
-
-def _io_table(lines: list[str], i: int, kind: str, paths: dict[str, tuple[str, str]]) -> tuple[_Table, int]:
-    """The table whose column header is lines[i]; `paths` holds the file cells read (path and size) by cell."""
-    header = _header(lines[i])
+def _io_table(lines: list[str], i: int, kind: str, header: _Header) -> tuple[_Table, int]:
+    """The table whose column header (`header`) is lines[i]."""
     columns = header.columns
     table = _Table(kind, i + 1, header, columns)  # line: 1-based, of the column header
     rows = table.rows
@@ -472,10 +429,7 @@ def _io_table(lines: list[str], i: int, kind: str, paths: dict[str, tuple[str, s
             if 0 < len(thread) <= 9 and thread.isascii() and thread.isdigit():
                 file_cell = (s[s.rfind("|") + 1 :] if pipes == last else s.split("|", last)[-1]).strip()
                 wraps = 0
-                path = paths.get(file_cell)
-                if path is None:
-                    path = paths[file_cell] = _path_and_size(file_cell)
-                rows.append((thread, s, *path))
+                rows.append((thread, s, *_path_and_size(file_cell)))
                 i += 1
                 continue
         if file_cell is not None and pipes == 0 and wraps < _MAX_WRAPS and len(s) <= _MAX_WRAP_CHARS:
@@ -491,24 +445,11 @@ def _io_table(lines: list[str], i: int, kind: str, paths: dict[str, tuple[str, s
 
 def _total_line(table: _Table, s: str) -> None:
     """The `total:` row: its cells as printed and as numbers, under the column names."""
-    ncells = table.total_cells = s.count("|") + 1
-    names = table.columns[1 : 1 + ncells]
-    if ncells <= _MAX_FAST_CELLS and (m := _total_row(ncells).fullmatch(s)):
-        # Well-formed: each cell a number as _num reads it, or N/A.
-        raw = m.groups()
-        table.total_raw = dict(zip(names, raw, strict=False))
-        values = [None if v == "N/A" else float(v) for v in raw] if "N/A" in raw else map(float, raw)
-        table.total = dict(zip(names, values, strict=False))
-    else:
-        cells = [c.strip() for c in s[len("total:") :].split("|")]
-        table.total_raw = dict(zip(names, cells, strict=False))
-        table.total = {k: _num(v) for k, v in table.total_raw.items()}
-
-
-@lru_cache(maxsize=_MAX_FAST_CELLS)
-def _total_row(ncells: int) -> re.Pattern[str]:
-    """A well-formed `total:` row of `ncells` cells."""
-    return re.compile("total:" + r"\|".join([_RAW_NUMBER_CELL] * ncells))
+    table.total_cells = s.count("|") + 1
+    names = table.columns[1 : 1 + table.total_cells]
+    cells = [c.strip() for c in s[len("total:") :].split("|")]
+    table.total_raw = dict(zip(names, cells, strict=False))
+    table.total = {k: _num(v) for k, v in table.total_raw.items()}
 
 
 def _path_and_size(cell: str) -> tuple[str, str]:
@@ -527,16 +468,6 @@ def _percentile_table(
     n = len(lines)
     while i < n:
         s = lines[i].strip()
-        if m := _PCT_ROW.fullmatch(s):
-            # A well-formed row: its cells are numbers (what _num accepts) or N/A (None).
-            label, r, w, t = m.groups()
-            rows[label] = (
-                float(r) if r is not None else None,
-                float(w) if w is not None else None,
-                float(t) if t is not None else None,
-            )
-            i += 1
-            continue
         if s and s[0] == "-" and s.count("-") == len(s):
             i += 1
             continue
@@ -548,14 +479,24 @@ def _percentile_table(
     return rows, i
 
 
-def _input_section(lines: list[str], i: int, inv: _Invocation) -> int:
+# A line of the parameter sections as read: the target properties it sets, and its (key slug, value) when it is a
+# `key: value` line. Runs repeat the same lines: each is read once per parse.
+_Readings = dict[str, tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]]
+
+
+def _reading(line: str, readings: _Readings) -> tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]:
+    if line not in readings:
+        readings[line] = _target_props(line), _key_value(line)
+    return readings[line]
+
+
+def _input_section(lines: list[str], i: int, inv: _Invocation, readings: _Readings) -> int:
     profile: _Profile | None = None
     target: _Target | None = None
     meta: dict[str, str] = {}  # the profile's
     prefix = "input"  # of the meta keys: the profile's, then each target's
     flags: list[str] = []  # lines without a value, of the profile or the current target
     n = len(lines)
-    param_lines = _PARAM_LINES  # a dict lookup costs a third of an lru_cache call
     while i < n:
         raw = lines[i]
         s = raw.strip()
@@ -583,8 +524,7 @@ def _input_section(lines: list[str], i: int, inv: _Invocation) -> int:
             prefix, flags = f"input.target.{len(profile.targets)}", []
             meta[f"{prefix}.path"] = m.group(1)
             continue
-        reading = param_lines.get(s)
-        props, kv = reading if reading is not None else _parameter_line(s)
+        props, kv = _reading(s, readings)
         if target is not None:
             for name, value in props:
                 setattr(target, name, value)
@@ -599,23 +539,6 @@ def _input_section(lines: list[str], i: int, inv: _Invocation) -> int:
             flags.append(s)
             meta[f"{prefix}.flags"] = "; ".join(flags)
     return i
-
-
-def _parameter_line(s: str) -> tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]:
-    """What a line of Input parameters says: the target properties it sets (attribute, value) and its
-    (key slug, value) when it is a `key: value` line. Runs repeat the same lines: the readings are memoized."""
-    reading = _PARAM_LINES.get(s)
-    if reading is None:
-        reading = _target_props(s), _key_value(s)
-        if len(s) <= _MEMO_MAX_CHARS:
-            if len(_PARAM_LINES) >= _MAX_PARAM_LINES:
-                _PARAM_LINES.clear()
-            _PARAM_LINES[s] = reading
-    return reading
-
-
-_PARAM_LINES: dict[str, tuple[tuple[tuple[str, object], ...], tuple[str, str] | None]] = {}
-_MAX_PARAM_LINES = 4096
 
 
 def _key_value(line: str) -> tuple[str, str] | None:
@@ -647,7 +570,7 @@ def _target_props(s: str) -> tuple[tuple[str, object], ...]:
     return ()
 
 
-def _system_section(lines: list[str], i: int, inv: _Invocation) -> int:
+def _system_section(lines: list[str], i: int, inv: _Invocation, readings: _Readings) -> int:
     n = len(lines)
     while i < n:
         raw = lines[i]
@@ -657,7 +580,7 @@ def _system_section(lines: list[str], i: int, inv: _Invocation) -> int:
         i += 1
         if not s or "|" in s or (s[0] == "-" and s.count("-") == len(s)):
             continue
-        _, kv = _parameter_line(s)
+        _, kv = _reading(s, readings)
         if kv is not None and kv[1]:
             inv.system[f"system.{kv[0]}"] = kv[1]
     return i
@@ -778,10 +701,9 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
     paths = _paths(tables, targets)
     pct_total = _run_percentiles(res, paths)
     meta = _metadata(inv, res, profile, tables, paths, pct_total)
-    started_at = _started_at(inv.system.get("system.start_time"))
+    started_at = diskspd_start_time(inv.system.get("system.start_time"))
     target = ", ".join(paths) if paths else None
     source_line = inv.line if position == 0 else res.line
-    latency_rows = [pct_total.get(label) for label in _RECORD_LATENCY_ROWS]
 
     blocks = {t.block_size for t in targets}
     block_given = next(iter(blocks)) if len(blocks) == 1 and all(blocks) else None  # every target's, if one
@@ -808,26 +730,43 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
             throughput = throughput / MIB
             rec_inferred.add("throughput_bytes_per_s")
         column = 0 if direction == "read" else 1
-        lat = [None if r is None else r[column] for r in latency_rows]
-        histogram = _share_histogram(
-            sorted(
-                [
-                    (PERCENTILE_LABELS[label], vals[column])
-                    for label, vals in pct_total.items()
-                    if vals[column] is not None
-                ]
-            )
-        )
+        # latency_min, _p50, ... from their %-ile rows
+        latency = {
+            field: None if (row_values := pct_total.get(label)) is None else row_values[column]
+            for field, label in LATENCY_FIELD_ROWS.items()
+        }
+        points = [(PERCENTILE_LABELS[label], vals[column]) for label, vals in pct_total.items()]
+        histogram = share_histogram(sorted((p, v) for p, v in points if v is not None))
         iops = row.get("I/O per s")
         if iops is None:
             raise ParseError("DiskSpd total: row has no I/O per s value", table.line)
         records.append(
-            IoRecord(  # positional, in records.IO_FIELD_ORDER
-                TOOL, run_index, source_line, pattern, operation, read_pct, direction, block, threads,  # type: ignore[arg-type]
-                queue_depth, iops, throughput, unit, "ms", row.get("AvgLat"), lat[0], lat[5], lat[1], lat[2], lat[3],
-                lat[4], res.actual_time, None, target, started_at, sorted(rec_inferred), meta, histogram, "share", "io",
+            IoRecord(
+                tool=TOOL,
+                run_index=run_index,
+                source_line=source_line,
+                pattern=pattern,  # type: ignore[arg-type]
+                operation=operation,  # type: ignore[arg-type]
+                read_pct=read_pct,
+                direction=direction,  # type: ignore[arg-type]
+                block_size_bytes=block,
+                threads=threads,
+                queue_depth=queue_depth,
+                iops=iops,
+                throughput=throughput,
+                throughput_unit=unit,
+                latency_unit="ms",
+                latency_avg=row.get("AvgLat"),
+                duration_s=res.actual_time,
+                target=target,
+                started_at=started_at,
+                inferred=sorted(rec_inferred),
+                metadata=meta,
+                histogram=histogram,
+                histogram_kind="share",
+                **latency,
             )
-        )  # fmt: skip
+        )
     return records
 
 
@@ -1045,29 +984,7 @@ def percentile_histogram(points: list[tuple[float, float | None]]) -> list[tuple
 
     Equal latencies are merged; shares that round to nothing are dropped.
     """
-    return _share_histogram(sorted((p, lat) for p, lat in points if lat is not None))
-
-
-def _share_histogram(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """percentile_histogram of sorted points that all have a latency (diskspd_xml reads its tables with it too)."""
-    lats: list[float] = []
-    shares: list[float] = []
-    add_lat, add_share = lats.append, shares.append  # ~100 points per histogram: no method lookup per point
-    prev_p = 0.0
-    last = float("-inf")  # below every latency: the first point with a share opens a bin
-    for p, lat in points:
-        share = p - prev_p
-        if p > prev_p:
-            prev_p = p
-        if share <= 1e-12:
-            continue
-        if last >= lat:
-            shares[-1] += share
-        else:
-            add_lat(lat)
-            add_share(share)
-            last = lat
-    return list(zip(lats, shares, strict=True))
+    return share_histogram(sorted((p, lat) for p, lat in points if lat is not None))
 
 
 def _num(cell: str) -> float | None:
@@ -1077,10 +994,6 @@ def _num(cell: str) -> float | None:
 
 def _block_size(value: str) -> int | None:
     """`4096`, `4K` or `4KiB` -> bytes; DiskSpd's block size is a 32-bit count, anything else is not one."""
-    return _block_size_memo(value) if len(value) <= _MEMO_MAX_CHARS else _block_size_of(value)
-
-
-def _block_size_of(value: str) -> int | None:
     try:
         size = size_to_bytes(value)
     except (ValueError, OverflowError):
@@ -1088,34 +1001,5 @@ def _block_size_of(value: str) -> int | None:
     return size if 0 < size < 2**32 else None
 
 
-_block_size_memo = lru_cache(maxsize=256)(_block_size_of)
-
-
 def _slug(key: str) -> str:
-    return _slug_memo(key) if len(key) <= _MEMO_MAX_CHARS else _slug_of(key)
-
-
-def _slug_of(key: str) -> str:
     return _NON_SLUG.sub("_", key.strip().lower()).strip("_")
-
-
-_slug_memo = lru_cache(maxsize=4096)(_slug_of)
-
-
-def _started_at(value: str | None) -> str | None:
-    if not value:
-        return None
-    m = _START_TIME.match(value.strip())
-    if not m:
-        return None
-    try:
-        return datetime(*(int(g) for g in m.groups()), tzinfo=UTC).isoformat()  # type: ignore[misc]
-    except ValueError:
-        return None
-
-
-def _first_content(lines: list[str]) -> int:
-    for i, line in enumerate(lines, 1):
-        if line.strip():
-            return i
-    return 1

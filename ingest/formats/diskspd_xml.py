@@ -67,12 +67,8 @@ Record mapping (as for the text output, see `ingest.formats.diskspd`):
   p95 / p99 / p99.9 / max from its `<Bucket>` percentiles 0, 50, 95, 99, 99.9, 100; the whole percentile
   list is kept as a `share` histogram.
 - Only each `<Results>...</Results>` span goes to the XML parser, so no DOCTYPE or entity declaration
+- Only each `<Results>...</Results>` span goes to the XML parser (ElementTree), so no DOCTYPE or entity declaration
   around it is ever read (no entity expansion).
-- Reading: the bulk of a document, runs of `<Bucket>`, `<Thread>` (one `<Target>`) and `<CPU>` elements
-  exactly as DiskSpd prints them (plain leaves, numbers as numbers), is read by regex and the rest is parsed
-  as XML with one placeholder element per run; an element in any other shape is parsed as XML, and a run
-  that is not where DiskSpd prints it (comment, CDATA, another element) has the whole document parsed. The
-  records, and the error of a malformed document, are those of parsing it whole.
 - `parse_document(text)`: parse(text) when the text is exactly one `<Results>` document (white space around
   it) without comments, CDATA, processing instructions or lines of text, in which another tool's output
   could hide; else None (also when parse would raise), for the registry to detect and check as usual.
@@ -85,80 +81,35 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from functools import lru_cache
 
 from ingest.errors import ParseError
-from ingest.formats.diskspd import FIELD_LABELS, PERCENTILE_LABELS, _share_histogram, _started_at
+from ingest.formats._common import LATENCY_FIELD_ROWS, PERCENTILE_LABELS, diskspd_start_time, share_histogram
 from ingest.records import IoRecord
 
 NAME = "diskspd_xml"
+TITLE = "DiskSpd XML"
+TOOLS = ("diskspd",)
+HOST_KEYS: frozenset[str] = frozenset({"computername"})  # system.ComputerName
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ("read.", "write.", "total.", "latency.", "cpu.", "results.")
+RESULT_KEYS: tuple[str, ...] = ("timespan",)
 TOOL = "diskspd"
 
 # Record latency fields and the <Percentile> each one takes.
-_LATENCY_POINTS = {field: PERCENTILE_LABELS[label] for field, label in FIELD_LABELS.items()}
+_LATENCY_POINTS = {field: PERCENTILE_LABELS[label] for field, label in LATENCY_FIELD_ROWS.items()}
+_LATENCY_POINT_VALUES = frozenset(_LATENCY_POINTS.values())
 _AVG_TAGS = {"read": "AverageReadMilliseconds", "write": "AverageWriteMilliseconds"}
-# A <Percentile> value -> the record latency fields it gives (see _points_near).
-_POINTS_NEAR_CACHE: dict[float, tuple[str, ...]] = {}
-# A timespan's list of percentiles -> (bucket index, fields) of those that give a record field (see _near_points).
-_NEAR_POINTS_CACHE: dict[tuple[float | None, ...], list[tuple[int, tuple[str, ...]]]] = {}
 _NUMBER = re.compile(r"-?[0-9]{1,20}(?:\.[0-9]{1,12})?")
-# Numbers repeat from bucket to bucket and run to run (every timespan lists the same percentiles).
-_MEMO_MAX_CHARS = 40
+_PADDED_NUMBER = re.compile(r"\s*+-?[0-9]{1,20}(?:\.[0-9]{1,12})?\s*+")  # _NUMBER with white space around
+# Counts; threads and queue depths (9 digits) must fit the warehouse's 32-bit columns.
+_COUNT = {18: re.compile("[0-9]{1,18}"), 9: re.compile("[0-9]{1,9}")}
 
 _START, _END = "<Results>", "</Results>"
 _HEAD = 200_000  # detect() reads this much of a text
-
-# A <Bucket> as DiskSpd prints it: its percentile, read, write and total latency, each a number `_number` reads
-# as itself, with nothing but XML white space between the tags. Such a bucket is well-formed by construction and
-# means the same to every reader, so the fast path takes its values with this regex instead of building five XML
-# elements per bucket (a -L run prints ~100 buckets per timespan: most of a document).
-# Possessive (*+): a number or white space is never given back, as the "<" after it cannot be part of it; the
-# regex engine then keeps no backtracking state (~20% faster).
-_NUM = r"(-?+[0-9]{1,20}+(?:\.[0-9]{1,12}+)?+)"
-_WS = "[ \t\n]*+"
-_BUCKET = re.compile(
-    f"<Bucket>{_WS}<Percentile>{_NUM}</Percentile>{_WS}"
-    f"(?:<ReadMilliseconds>{_NUM}</ReadMilliseconds>{_WS})?"
-    f"(?:<WriteMilliseconds>{_NUM}</WriteMilliseconds>{_WS})?"
-    f"<TotalMilliseconds>{_NUM}</TotalMilliseconds>{_WS}</Bucket>"
-)
-# The per-CPU usage of a timespan (one <CPU> per processor) is read by no field, only its <Average> is: a run
-# of <CPU> elements holding plain leaves only goes to the XML parser as one `_CPUS_TAG` element.
-_LEAF_TEXT = "[\t\n !-%'-;=-\\\\^-~]*+"  # printable ASCII but < & ] (no markup, entity or "]]>")
-_CPU = "<CPU>(?:{ws}<([A-Za-z_][A-Za-z0-9_.-]*+)>{text}</\\{g}>)*{ws}</CPU>"
-_CPU_RUN = re.compile(
-    _CPU.format(ws=_WS, text=_LEAF_TEXT, g=1) + f"(?:{_WS}" + _CPU.format(ws=_WS, text=_LEAF_TEXT, g=2) + ")*"
-)
-# A <Thread> as DiskSpd prints it: its <Id> and one <Target> with <Path>, BytesCount, FileSize, IOCount and the
-# four counts the records read (each a count `_count` reads as itself), then any plain leaves (latency
-# statistics). Every tag read comes before any other of its name, so the first of each is the one captured.
-_COUNT_GROUP = "([0-9]{1,18}+)"
-_THREAD = re.compile(
-    f"<Thread>{_WS}<Id>({_LEAF_TEXT})</Id>{_WS}<Target>{_WS}<Path>({_LEAF_TEXT})</Path>{_WS}"
-    f"<BytesCount>{_LEAF_TEXT}</BytesCount>{_WS}<FileSize>{_LEAF_TEXT}</FileSize>{_WS}"
-    f"<IOCount>{_LEAF_TEXT}</IOCount>{_WS}<ReadBytes>{_COUNT_GROUP}</ReadBytes>{_WS}"
-    f"<ReadCount>{_COUNT_GROUP}</ReadCount>{_WS}<WriteBytes>{_COUNT_GROUP}</WriteBytes>{_WS}"
-    f"<WriteCount>{_COUNT_GROUP}</WriteCount>"
-    f"(?:{_WS}<([A-Za-z_][A-Za-z0-9_.-]*+)>{_LEAF_TEXT}</\\7>)*{_WS}</Target>{_WS}</Thread>"
-)
-# The elements the fast path puts in place of a run of buckets or threads (its text is the run's index) or
-# of CPUs.
-_PLACEHOLDER = "kneepoint-"
-_RUN_TAG = "kneepoint-buckets"
-_THREADS_TAG = "kneepoint-threads"
-_CPUS_TAG = "kneepoint-cpus"
 # A line of a document that starts with text, not a tag (see parse_document).
 _TEXT_LINE_START = re.compile(r"\n[ \t]*[^ \t<]")
 _SPACE = re.compile(r"[ \t\r\n]*")
 
-# Bucket columns: percentile text (stripped), read and write latency text (as `findtext` gives it), total
-# latency text (stripped), and whether every value is a number as printed (the fast path's buckets).
-_Buckets = tuple[list[str | None], list[str | None], list[str | None], list[str | None], bool]
-# A run the fast path cut: per group of its pattern, the values (None where an optional group is not printed).
-# Buckets: percentile, read, write, total text; threads: id, path, read bytes, read count, write bytes, write
-# count (and the last trailing leaf's name).
-_Run = list[list[str | None]]
-_NO_BUCKETS: _Buckets = ([], [], [], [], True)
 _COUNT_KEYS = ("ReadBytes", "ReadCount", "WriteBytes", "WriteCount")
 _TARGET_TAGS = frozenset(("Path", *_COUNT_KEYS))
 _TIMESPAN_TAGS = frozenset(("TestTimeSeconds", "ThreadCount", "RequestCount", "ProcCount"))
@@ -175,9 +126,8 @@ _CPU_TAGS = frozenset(tag for tag, _ in _CPU_KEYS)
 
 
 def detect(text: str) -> float:
-    # find() within the head instead of `in text[:200_000]`: no copy of the head. Another tool's text without "<"
-    # costs one memchr scan (str.find of "<Results>" reads a large text ten times slower); with it, "<Results>" is
-    # searched from the first "<".
+    # Searched within the head without copying it; a text without "<" (most other tools' outputs) is refused by
+    # one scan for that character.
     first = text.find("<", 0, _HEAD)
     if first < 0 or text.find(_START, first, _HEAD) < 0:
         return 0.0
@@ -193,11 +143,12 @@ def parse(text: str) -> list[IoRecord]:
     first_error: ParseError | None = None
     run_index = 0
     line, pos = 1, 0
+    read: _Read = {}
     for start, doc in _documents(text):
         line += text.count("\n", pos, start)  # 1-based line of the document's start
         pos = start
         try:
-            doc_records = _read_document(doc, line, run_index)
+            doc_records = _document(_xml(doc, line), line, run_index, read)
         except ParseError as exc:
             first_error = first_error or exc
             continue
@@ -222,7 +173,7 @@ def parse_document(text: str) -> list[IoRecord] | None:
     Nothing of another tool can hide in such a text, so the registry reads it without detection or the check for
     a second tool. To keep that true, a document with a comment, CDATA section or processing instruction, or with
     a line that starts with text or ends in text (a multi-line text node), is None too, as is one parse would
-    refuse (the registry's slow path then reports the error)."""
+    refuse (the registry then reads the text the usual way and reports the error)."""
     start = 0 if text.startswith("<") else _SPACE.match(text).end()  # type: ignore[union-attr]
     if not text.startswith(_START, start):
         return None
@@ -231,18 +182,19 @@ def parse_document(text: str) -> list[IoRecord] | None:
         return None
     end += len(_END)
     if _SPACE.match(text, end).end() != len(text):  # type: ignore[union-attr]
-        return None  # something after the document: no copy of it to find out
+        return None  # something after the document
     doc = text[start:end]
     if "<!" in doc or "<?" in doc or doc.count("\n") != doc.count(">\n") or _TEXT_LINE_START.search(doc):
         return None
+    line = text.count("\n", 0, start) + 1
     try:
-        return _read_document(doc, text.count("\n", 0, start) + 1, 0) or None
+        return _document(_xml(doc, line), line, 0, {}) or None
     except ParseError:
         return None
 
 
 def _documents(text: str) -> list[tuple[int, str]]:
-    """Each `<Results>...</Results>` span with its offset; one pass, so a missing end tag costs nothing."""
+    """Each `<Results>...</Results>` span with its offset."""
     out: list[tuple[int, str]] = []
     pos = 0
     while (start := text.find(_START, pos)) >= 0:
@@ -252,83 +204,6 @@ def _documents(text: str) -> list[tuple[int, str]]:
         out.append((start, text[start : end + len(_END)]))
         pos = end + len(_END)
     return out
-
-
-def _read_document(doc: str, line: int, first_run: int) -> list[IoRecord]:
-    records = _fast_document(doc, line, first_run)
-    if records is None:
-        records = _document(_xml(doc, line), line, first_run, None, None)
-    return records
-
-
-def _fast_document(doc: str, line: int, first_run: int) -> list[IoRecord] | None:
-    """The records of a document read with its bulk (runs of plain buckets, threads and CPUs, as DiskSpd prints
-    them) cut out by regex and only the rest parsed as XML, or None when that cannot be sure to read the
-    document as `_document(_xml(doc))` does.
-
-    Each run of such elements separated by white space only becomes one placeholder element (`_RUN_TAG`,
-    `_THREADS_TAG` with the run's index, `_CPUS_TAG`). A run is well-formed content by construction, so the
-    document parses iff the rest does: a malformed document fails here as it does whole (and is then parsed
-    whole for the error). A run that did not stand where the placeholder is read (the buckets of a results
-    timespan's <Latency>, the threads of a results timespan, the CPUs of its <CpuUtilization>) but in a
-    comment, CDATA or another element leaves fewer placeholders there than runs were cut: None."""
-    if _PLACEHOLDER in doc:
-        return None
-    rest, runs = _cut_runs(doc, _BUCKET, _RUN_TAG)
-    rest, thread_runs = _cut_runs(rest, _THREAD, _THREADS_TAG)
-    rest, cpu_runs = _CPU_RUN.subn(f"<{_CPUS_TAG}/>", rest)
-    if not (runs or thread_runs or cpu_runs):
-        return None  # nothing to read faster
-    try:
-        root = ET.fromstring(rest)
-    except (ET.ParseError, ValueError):
-        return None
-    placed = placed_threads = placed_cpus = 0
-    for ts in root.findall("TimeSpan"):
-        latency = ts.find("Latency")
-        if latency is not None:
-            placed += sum(1 for child in latency if child.tag == _RUN_TAG)
-        placed_threads += sum(1 for child in ts if child.tag == _THREADS_TAG)
-        for cpus in ts.findall("CpuUtilization"):
-            placed_cpus += sum(1 for child in cpus if child.tag == _CPUS_TAG)
-    if placed != len(runs) or placed_threads != len(thread_runs) or placed_cpus != cpu_runs:
-        return None
-    return _document(root, line, first_run, runs, thread_runs)
-
-
-def _cut_runs(text: str, pattern: re.Pattern[str], tag: str) -> tuple[str, list[_Run]]:
-    """`text` with each run of `pattern` matches (white space between them only) replaced by a `tag` element
-    holding the run's index, and per run the values of each of the pattern's groups (a column per group)."""
-    parts = pattern.split(text)  # text, then per match: its groups and the text after it
-    step = pattern.groups + 1
-    n = len(parts) // step
-    if not n:
-        return text, []
-    texts = parts[0::step]
-    columns = [parts[i::step] for i in range(1, step)]
-    runs: list[_Run] = []
-    pieces = [texts[0]]
-    a = 0
-    for b in (*_breaks(texts, n), n):
-        pieces.append(f"<{tag}>{len(runs)}</{tag}>")
-        pieces.append(texts[b])
-        runs.append([column[a:b] for column in columns])
-        a = b
-    return "".join(pieces), runs
-
-
-def _breaks(texts: list[str], n: int) -> list[int]:
-    """The i in 1..n-1 where texts[i], between match i - 1 and match i, holds more than white space. In a run
-    that text is the same indentation again and again: each distinct text is looked at once."""
-    between = texts[1:n]
-    found: list[int] = []
-    for text in set(between):
-        if text.strip(" \t\n"):
-            i = -1
-            for _ in range(between.count(text)):
-                i = between.index(text, i + 1)
-                found.append(i + 1)
-    return sorted(found)
 
 
 def _xml(doc: str, line: int) -> ET.Element:
@@ -342,9 +217,12 @@ def _xml(doc: str, line: int) -> ET.Element:
         raise ParseError(f"DiskSpd XML document unreadable: {exc}", line) from None
 
 
-def _document(
-    root: ET.Element, line: int, first_run: int, runs: list[_Run] | None, thread_runs: list[_Run] | None
-) -> list[IoRecord]:
+# Percentile lists read in this parse: every timespan of a file lists the same ones. The texts of a list -> their
+# numbers and the record latency fields each gives.
+_Read = dict[tuple[str | None, ...], tuple[list[float | None], list[tuple[str, ...]]]]
+
+
+def _document(root: ET.Element, line: int, first_run: int, read: _Read) -> list[IoRecord]:
     system = root.find("System")
     version_elem = _child_path(system, "Tool", "Version")
     version = None if version_elem is None else _strip(version_elem.text)
@@ -355,7 +233,7 @@ def _document(
                 continue
             for leaf_path, value in _leaves(child, child.tag):
                 system_meta[f"system.{leaf_path}"] = value
-    started_at = _started_at(_text(system, "RunTime"))
+    started_at = diskspd_start_time(_text(system, "RunTime"))
     profiles = [t for p in root.findall("Profile") for ts in p.findall("TimeSpans") for t in ts.findall("TimeSpan")]
     profile_meta: dict[str, str] = {}
     profile = root.find("Profile")
@@ -368,7 +246,7 @@ def _document(
     run = first_run
     for n, ts in enumerate(root.findall("TimeSpan")):
         spec = profiles[n] if n < len(profiles) else None
-        ts_records = _timespan(ts, spec, n + 1, run, line, runs, thread_runs)
+        ts_records = _timespan(ts, spec, n + 1, run, line, read)
         for r in ts_records:
             r.tool_version = version
             r.started_at = started_at
@@ -381,13 +259,7 @@ def _document(
 
 
 def _timespan(
-    ts: ET.Element,
-    spec: ET.Element | None,
-    number: int,
-    run_index: int,
-    line: int,
-    runs: list[_Run] | None,
-    thread_runs: list[_Run] | None,
+    ts: ET.Element, spec: ET.Element | None, number: int, run_index: int, line: int, read: _Read
 ) -> list[IoRecord]:
     if ts.find("Error") is not None:
         return []
@@ -400,28 +272,16 @@ def _timespan(
     # Sum every thread's per-target counts; keep per-target sums in file order of first appearance.
     per_target: dict[str, dict[str, int]] = {}
     thread_ids: set[str] = set()
-    for thread in ts:
-        if thread.tag == "Thread":
-            thread_ids.add(_text(thread, "Id") or str(len(thread_ids)))
-            for tgt in thread.findall("Target"):
-                found = _first_texts(tgt, _TARGET_TAGS)
-                path = found.get("Path")
-                sums = per_target.setdefault((path.strip() if path is not None else None) or "", {"threads": 0})
-                sums["threads"] += 1
-                for key in _COUNT_KEYS:
-                    sums[key] = sums.get(key, 0) + (_count(found.get(key)) or 0)
-        elif thread.tag == _THREADS_TAG and thread_runs is not None:
-            # The same for a run of plain threads (one target each, every count printed as a count).
-            ids, paths, *counts = thread_runs[int(thread.text or "")][:6]
-            for thread_id, path, *values in zip(ids, paths, *counts, strict=True):
-                thread_ids.add(thread_id.strip() or str(len(thread_ids)))  # type: ignore[union-attr]
-                sums = per_target.setdefault(path.strip(), {"threads": 0})  # type: ignore[union-attr]
-                sums["threads"] += 1
-                for key, value in zip(_COUNT_KEYS, values, strict=True):
-                    sums[key] = sums.get(key, 0) + int(value)  # type: ignore[arg-type]
-    totals = {
-        k: sum(t.get(k, 0) for t in per_target.values()) for k in ("ReadBytes", "ReadCount", "WriteBytes", "WriteCount")
-    }
+    for thread in ts.findall("Thread"):
+        thread_ids.add(_text(thread, "Id") or str(len(thread_ids)))
+        for tgt in thread.findall("Target"):
+            found = _first_texts(tgt, _TARGET_TAGS)
+            path = found.get("Path")
+            sums = per_target.setdefault((path.strip() if path is not None else None) or "", {"threads": 0})
+            sums["threads"] += 1
+            for key in _COUNT_KEYS:
+                sums[key] = sums.get(key, 0) + (_count(found.get(key)) or 0)
+    totals = {key: sum(t.get(key, 0) for t in per_target.values()) for key in _COUNT_KEYS}
 
     inferred = {"iops", "throughput_bytes_per_s"}
     if threads is None:
@@ -455,14 +315,18 @@ def _timespan(
 
     latency = ts.find("Latency")
     lat_texts = _first_texts(latency, _LATENCY_TAGS) if latency is not None else {}
-    buckets = _buckets(latency, runs)
+    buckets = _buckets(latency)
     meta = _metadata(ts_texts, ts, spec, targets, number, seconds, per_target, totals, latency, lat_texts, buckets)
     paths = list(per_target) or [p for p in (_text(t, "Path") for t in targets) if p]
     target = ", ".join(paths) if paths else None
+    # The same percentiles for both directions, and the record fields each gives.
+    key = tuple(buckets[0])
+    if key not in read:
+        numbers = [_number(p) for p in key]
+        read[key] = numbers, [_fields_at(p) for p in numbers]
+    percentiles, fields_at = read[key]
 
     records: list[IoRecord] = []
-    pcts: list[float | None] | None = None
-    near: list[tuple[int, tuple[str, ...]]] = []
     for direction, prefix in (("read", "Read"), ("write", "Write")):
         ios = totals[f"{prefix}Count"]
         if ios <= 0:
@@ -473,16 +337,12 @@ def _timespan(
         if rec_block is None:
             rec_block = round(nbytes / ios)
             rec_inferred.add("block_size_bytes")
-        if pcts is None:  # the same percentiles for both directions
-            pcts = list(map(float, buckets[0])) if buckets[4] else [_number(p) for p in buckets[0]]  # type: ignore[arg-type]
-            near = _near_points(pcts)
-        lat, histogram = _latency(latency, lat_texts, buckets, pcts, near, direction)
+        lat, histogram = _latency(latency, lat_texts, buckets, percentiles, fields_at, direction)
         records.append(
             IoRecord(
                 tool=TOOL,
                 run_index=run_index,
                 source_line=line,
-                target=target,
                 pattern=pattern,  # type: ignore[arg-type]
                 operation=operation,  # type: ignore[arg-type]
                 read_pct=100.0 - write_ratio,
@@ -495,6 +355,7 @@ def _timespan(
                 throughput_unit="B/s",
                 latency_unit="ms",
                 duration_s=seconds,
+                target=target,
                 inferred=sorted(rec_inferred),
                 metadata=meta,
                 histogram=histogram,
@@ -525,60 +386,33 @@ def _queue_depth(spec: ET.Element | None, targets: list[ET.Element]) -> tuple[in
     return round(sum((d or 0) * w for d, w in zip(depths, weights, strict=True)) / sum(weights)), True
 
 
-def _buckets(latency: ET.Element | None, runs: list[_Run] | None) -> _Buckets:
-    """Every <Bucket> child of <Latency> in order, as columns (see `_Buckets`): a <Bucket> element as parsed,
-    a run of them the fast path read (`_RUN_TAG`) from `runs`."""
-    if latency is None:
-        return _NO_BUCKETS
+# Every <Bucket> of a <Latency> in order, as columns: percentile text (stripped), read and write latency text (as
+# printed, or None), total latency text (stripped).
+_Buckets = tuple[list[str | None], list[str | None], list[str | None], list[str | None]]
+
+
+def _buckets(latency: ET.Element | None) -> _Buckets:
     pcts: list[str | None] = []
     reads: list[str | None] = []
     writes: list[str | None] = []
     totals: list[str | None] = []
-    plain = True
-    for child in latency:
-        if child.tag == "Bucket":
-            plain = False
-            p = child.find("Percentile")
-            t = child.find("TotalMilliseconds")
-            pcts.append(None if p is None or p.text is None else p.text.strip())
-            reads.append(child.findtext("ReadMilliseconds"))
-            writes.append(child.findtext("WriteMilliseconds"))
-            totals.append(None if t is None or t.text is None else t.text.strip())
-        elif child.tag == _RUN_TAG and runs is not None:
-            run = runs[int(child.text or "")]
-            pcts += run[0]
-            reads += run[1]
-            writes += run[2]
-            totals += run[3]
-    return pcts, reads, writes, totals, plain
-
-
-def _near_points(pcts: list[float | None]) -> list[tuple[int, tuple[str, ...]]]:
-    """(bucket index, record latency fields) of the buckets whose percentile gives a record field; remembered
-    per percentile list, which DiskSpd prints the same for every timespan."""
-    key = tuple(pcts)
-    found = _NEAR_POINTS_CACHE.get(key)
-    if found is not None:
-        return found
-    found = []
-    for i, p in enumerate(pcts):
-        if p is not None:
-            keys = _POINTS_NEAR_CACHE.get(p)
-            if keys is None:
-                keys = _points_near(p)
-            if keys:
-                found.append((i, keys))
-    if len(_NEAR_POINTS_CACHE) < 64:
-        _NEAR_POINTS_CACHE[key] = found
-    return found
+    if latency is not None:
+        for bucket in latency.findall("Bucket"):
+            # (findtext gives "" for an element without text, None for none: both are no value)
+            p, total = bucket.findtext("Percentile"), bucket.findtext("TotalMilliseconds")
+            pcts.append(p.strip() if p else None)
+            reads.append(bucket.findtext("ReadMilliseconds"))
+            writes.append(bucket.findtext("WriteMilliseconds"))
+            totals.append(total.strip() if total else None)
+    return pcts, reads, writes, totals
 
 
 def _latency(
     latency: ET.Element | None,
     lat_texts: dict[str, str | None],
     buckets: _Buckets,
-    pcts: list[float | None],
-    near: list[tuple[int, tuple[str, ...]]],
+    percentiles: list[float | None],
+    fields_at: list[tuple[str, ...]],
     direction: str,
 ) -> tuple[dict[str, float | None], list[tuple[float, float]]]:
     lat: dict[str, float | None] = dict.fromkeys(_LATENCY_POINTS)
@@ -587,32 +421,23 @@ def _latency(
         return lat, []
     lat["latency_avg"] = _number(_strip(lat_texts.get(_AVG_TAGS[direction])))
     texts = buckets[1] if direction == "read" else buckets[2]
-    values: list[float | None]
-    values: list[float | None]
-    # Fast-path numbers are printed numbers (`_number` of each is float()) and never empty: all() is true
-    # exactly when every bucket has one, and then every percentile is a number too.
-    whole = buckets[4] and all(texts)
-    values = list(map(float, texts)) if whole else [_number(v.strip()) if v else None for v in texts]  # type: ignore[arg-type]
-    # Later buckets win, as every bucket with both numbers sets the fields its percentile gives.
-    for i, keys in near:
-        v = values[i]
-        if v is not None:
-            for key in keys:
-                lat[key] = v
-    if whole:
-        points = list(zip(pcts, values, strict=True))
-    else:
-        points = [(p, v) for p, v in zip(pcts, values, strict=True) if p is not None and v is not None]
-    return lat, _share_histogram(sorted(points))  # type: ignore[arg-type]
+    # (float() ignores the white space around a number that strip() would remove)
+    values = [float(text) if text and _PADDED_NUMBER.fullmatch(text) else None for text in texts]
+    points: list[tuple[float, float]] = []
+    for p, fields, value in zip(percentiles, fields_at, values, strict=True):
+        if p is None or value is None:
+            continue
+        points.append((p, value))
+        for key in fields:  # later buckets win
+            lat[key] = value
+    return lat, share_histogram(sorted(points))
 
 
-def _points_near(p: float) -> tuple[str, ...]:
-    """The record latency fields whose percentile `p` is (within 1e-9); remembered per value, as every
-    timespan lists the same percentiles."""
-    keys = tuple(key for key, point in _LATENCY_POINTS.items() if abs(p - point) < 1e-9)
-    if len(_POINTS_NEAR_CACHE) < 4096:
-        _POINTS_NEAR_CACHE[p] = keys
-    return keys
+def _fields_at(p: float | None) -> tuple[str, ...]:
+    """The record latency fields a bucket's percentile gives (within 1e-9 of theirs; such a one rounds to it)."""
+    if p is None or round(p, 6) not in _LATENCY_POINT_VALUES:
+        return ()
+    return tuple(key for key, point in _LATENCY_POINTS.items() if abs(p - point) < 1e-9)
 
 
 def _metadata(
@@ -663,26 +488,16 @@ def _metadata(
             value = lat_texts.get(tag)
             if value is not None:
                 meta[f"latency.{tag}"] = value.strip()
-        pcts, totals_ms, plain = buckets[0], buckets[3], buckets[4]
-        if plain:  # every percentile and total printed
-            meta.update(zip(map(_total_key, pcts), totals_ms, strict=True))  # type: ignore[arg-type]
-        else:
-            for p, total in zip(pcts, totals_ms, strict=True):
-                if p is not None and total is not None:
-                    meta[_total_key(p)] = total
+        for p, total in zip(buckets[0], buckets[3], strict=True):
+            if p is not None and total is not None:
+                meta[f"total.latency_p{p}_ms"] = total
     if len(per_target) > 1:
         for idx, (path, sums) in enumerate(per_target.items(), 1):
             meta[f"target.{idx}.path"] = path
             meta[f"target.{idx}.threads"] = str(sums["threads"])
-            for key in ("ReadBytes", "ReadCount", "WriteBytes", "WriteCount"):
+            for key in _COUNT_KEYS:
                 meta[f"target.{idx}.{key}"] = str(sums.get(key, 0))
     return meta
-
-
-@lru_cache(maxsize=4096)
-def _total_key(p: str) -> str:
-    """The metadata key of a bucket's total latency; every timespan lists the same percentiles."""
-    return f"total.latency_p{p}_ms"
 
 
 def _leaves(elem: ET.Element, prefix: str) -> list[tuple[str, str]]:
@@ -698,14 +513,13 @@ def _leaves(elem: ET.Element, prefix: str) -> list[tuple[str, str]]:
         path = f"{prefix}.{child.tag}" if prefix else child.tag
         if len(child) or child.attrib:
             out.extend(_leaves(child, path))
-        elif child.text and (text := child.text.strip()):  # a plain leaf, the common case, without a call
+        elif child.text and (text := child.text.strip()):
             out.append((path, text))
     return out
 
 
 def _first_texts(elem: ET.Element, tags: frozenset[str]) -> dict[str, str | None]:
-    """The text of the first child of `elem` with each of `tags` (as `elem.find(tag).text`): one pass over
-    the children instead of a find per tag."""
+    """The text of the first child of `elem` with each of `tags` (`elem.find(tag).text`), in one pass."""
     found: dict[str, str | None] = {}
     for child in elem:
         tag = child.tag
@@ -714,21 +528,8 @@ def _first_texts(elem: ET.Element, tags: frozenset[str]) -> dict[str, str | None
     return found
 
 
-def _count(text: str | None, digits: int = 18) -> int | None:
-    """`_int` of an element's text."""
-    if text is None:
-        return None
-    text = text.strip()
-    return int(text) if (_COUNT_18 if digits == 18 else _count_pattern(digits)).fullmatch(text) else None
-
-
-def _strip(text: str | None) -> str | None:
-    """`_text` of an element's text."""
-    return None if text is None else text.strip()
-
-
 def _child_path(elem: ET.Element | None, tag: str, child_tag: str) -> ET.Element | None:
-    """elem.find("tag/child_tag") without ElementPath: the first `child_tag` child of the `tag` children."""
+    """elem.find("tag/child_tag"): the first `child_tag` child of the `tag` children."""
     if elem is None:
         return None
     for parent in elem.findall(tag):
@@ -747,35 +548,26 @@ def _text(elem: ET.Element | None, path: str) -> str | None:
     return found.text.strip()
 
 
+def _strip(text: str | None) -> str | None:
+    return None if text is None else text.strip()
+
+
 def _number(value: str | None) -> float | None:
     """A decimal number as DiskSpd prints it, else None."""
-    if value is None:
-        return None
-    return _number_memo(value) if len(value) <= _MEMO_MAX_CHARS else _number_of(value)
-
-
-def _number_of(value: str) -> float | None:
-    return float(value) if _NUMBER.fullmatch(value) else None
-
-
-_number_memo = lru_cache(maxsize=4096)(_number_of)
+    return float(value) if value is not None and _NUMBER.fullmatch(value) else None
 
 
 def _float(elem: ET.Element | None, path: str) -> float | None:
     return _number(_text(elem, path))
 
 
-_COUNT_18 = re.compile("[0-9]{1,18}")
+def _count(text: str | None, digits: int = 18) -> int | None:
+    """A count of at most `digits` digits in an element's text."""
+    if text is None:
+        return None
+    text = text.strip()
+    return int(text) if _COUNT[digits].fullmatch(text) else None
 
 
 def _int(elem: ET.Element | None, path: str, digits: int = 18) -> int | None:
-    """A count; threads and queue depths (`digits=9`) must fit the warehouse's 32-bit columns."""
-    value = _text(elem, path)
-    if value is None or not _count_pattern(digits).fullmatch(value):
-        return None
-    return int(value)
-
-
-@lru_cache(maxsize=8)
-def _count_pattern(digits: int) -> re.Pattern[str]:
-    return re.compile(f"[0-9]{{1,{digits}}}")
+    return _count(_text(elem, path), digits)

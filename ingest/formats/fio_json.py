@@ -61,57 +61,30 @@ Rules:
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
 from ingest.errors import ParseError
+from ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, snap_block_size
 from ingest.records import IoRecord
 from ingest.textio import size_to_bytes
 
 NAME = "fio_json"
+TITLE = "fio JSON"
+TOOLS = ("fio",)
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
 TOOL = "fio"
 
 _DOC_START = re.compile(r'^[ \t]*\{[ \t]*$|^[ \t]*\{\s*"fio version"', re.MULTILINE)
 _DECODER = json.JSONDecoder()
 _LEAD = re.compile(r"[ \t\n]*(\{)")  # a document's opening brace after blank lines only
-_RW = {
-    # rw option -> (pattern, operation)
-    "read": ("sequential", "read"),
-    "write": ("sequential", "write"),
-    "randread": ("random", "read"),
-    "randwrite": ("random", "write"),
-    "rw": ("sequential", "mixed"),
-    "readwrite": ("sequential", "mixed"),
-    "randrw": ("random", "mixed"),
-}
-# Engines fio flags FIO_SYNCIO: one I/O in flight per job whatever iodepth says.
-SYNC_ENGINES = frozenset(
-    {
-        "sync",
-        "psync",
-        "vsync",
-        "pvsync",
-        "pvsync2",
-        "mmap",
-        "splice",
-        "falloc",
-        "ftruncate",
-        "e4defrag",
-        "filecreate",
-        "filestat",
-        "filedelete",
-        "dircreate",
-        "dirstat",
-        "dirdelete",
-    }
-)
-CAPPED_NOTE = "queue depth will be capped at 1"
 _DIRECTIONS = (("read", "read"), ("write", "write"), ("mixed", "total"))
 _PCT_KEYS = {"p50": "50.000000", "p95": "95.000000", "p99": "99.000000", "p999": "99.900000"}
 _PCT_POINTS = {"p50": 50.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
@@ -128,8 +101,8 @@ def _plat_idx_to_val(idx: int, bits: int = 6, val: int = 64) -> int:
     return int(base + (idx % val + 0.5) * (1 << error_bits))
 
 
-# json+ bins are keyed by fio's bucket values, a fixed set: a dict lookup is much cheaper than float()
-# on each key, and json+ has hundreds of bins per job (this is most of the parse time otherwise).
+# json+ bins are keyed by fio's bucket values, a fixed set: each key is looked up here rather than read as a
+# number (json+ prints hundreds of bins per job).
 _BIN_BOUNDS: dict[str, float] = {str(v): float(v) for v in map(_plat_idx_to_val, range(29 * 64))}
 
 
@@ -235,64 +208,20 @@ class _DocContext:
 
 
 class _LineCounter:
-    """Line numbers of positions met in increasing order, each stretch of text counted once.
+    """Line numbers of positions met in increasing order: each stretch of text is counted once."""
 
-    Counting newlines is not free (a third of the decode time on a json+ file), and json+ bins are most of
-    such a file: fio prints one bin per line, so a bins block whose size is known from the decoded
-    document is counted by that size instead of scanned (after checking its braces sit on their own lines).
-    """
-
-    __slots__ = ("text", "pos", "line", "pending")
+    __slots__ = ("text", "pos", "line")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
         self.line = 1
-        self.pending: list[int] = []  # sizes of the bins blocks ahead of `pos`, in text order
 
     def at(self, target: int) -> int:
-        text, a = self.text, self.pos
-        if target <= a:
-            return self.line
-        n = 0
-        for size in self.pending:
-            i = text.find(_BINS_OPEN, a, target)
-            if i < 0:
-                break
-            j = text.find("}", i, target)
-            k = text.rfind("\n", i, j) if j >= 0 else -1
-            if k < 0 or not text[k + 1 : j].isspace():
-                break  # not laid out one bin per line: count it
-            n += text.count("\n", a, i) + size + 1
-            a = j
-        self.pending = []
-        self.line += n + text.count("\n", a, target)
-        self.pos = target
+        if target > self.pos:
+            self.line += self.text.count("\n", self.pos, target)
+            self.pos = target
         return self.line
-
-
-_BINS_OPEN = '"bins" : {\n'
-
-
-_DIRECTION_ORDER = ("read", "write", "trim", "sync", "mixed")
-_LATENCY_KEYS = ("slat_ns", "clat_ns", "lat_ns", "slat", "clat", "lat")  # fio's order within a direction
-
-
-def _bins_sizes(job: dict[str, Any]) -> list[int]:
-    """Sizes of the job's bins blocks in text order (fio's: read, write, trim, sync; slat, clat, lat)."""
-    sizes = []
-    for key in _DIRECTION_ORDER:
-        value = job.get(key)
-        if type(value) is dict:
-            for lat_key in _LATENCY_KEYS:
-                block = value.get(lat_key)
-                if type(block) is dict and type(bins := block.get("bins")) is dict:
-                    sizes.append(len(bins))
-    return sizes
-
-
-def _has_io(job: dict[str, Any]) -> bool:
-    return any(type(s := job.get(k)) is dict and _ios(s) > 0 for k in ("read", "write", "mixed"))
 
 
 def _parse_document(
@@ -313,7 +242,6 @@ def _parse_document(
     groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     job_lines: dict[tuple[str, int], int] = {}
     doc_line = lines.at(start)
-    has_bins: bool | None = None  # json+ is a whole-document choice: the first job with I/O tells
     for job in doc["jobs"]:
         if not isinstance(job, dict):
             continue
@@ -322,10 +250,6 @@ def _parse_document(
             at = text.find('"jobname"', lines.pos + 1, end)
             if at >= 0:
                 job_line = lines.at(at)
-                if has_bins is not False:
-                    lines.pending = _bins_sizes(job)
-                    if has_bins is None and (lines.pending or _has_io(job)):
-                        has_bins = bool(lines.pending)
         key = (str(job.get("jobname", "")), _int(job.get("groupid"), 0))
         groups.setdefault(key, []).append(job)
         job_lines.setdefault(key, job_line)
@@ -412,8 +336,8 @@ def _pattern_operation(
 ) -> tuple[str, str]:
     raw = opts.get("rw", opts.get("readwrite"))
     rw = str(raw).split(":")[0].strip().lower() if raw is not None else ""
-    if rw in _RW:
-        return _RW[rw]
+    if rw in FIO_RW:
+        return FIO_RW[rw]
     # No (known) rw: what the job did tells the operation; fio's default rw=read is sequential.
     keys = {key for key, _d, _s in active}
     operation = "mixed" if len(keys) > 1 or "mixed" in keys else ("write" if "write" in keys else "read")
@@ -520,7 +444,7 @@ def _direction_record(stats: list[dict[str, Any]]) -> dict[str, Any]:
     histogram = _histogram(pct_blocks)
     pct = pct_blocks[0].get("percentile")
     if len(stats) == 1 and type(pct) is dict:
-        p50, p95, p99, p999 = map(_positive, itemgetter(*_PCT_KEYS.values())(_DefaultNone(pct)))
+        p50, p95, p99, p999 = (_positive(pct.get(key)) for key in _PCT_KEYS.values())
     elif histogram:
         p50, p95, p99, p999 = _percentiles_from_bins(histogram).values()
     else:
@@ -544,15 +468,6 @@ def _direction_record(stats: list[dict[str, Any]]) -> dict[str, Any]:
         "histogram_kind": "count",
         "latency_basis": f"mean/min/max: {lat_key}; percentiles: {basis}{'_ns' if ns else ''}",
     }
-
-
-class _DefaultNone(dict):
-    """A percentile table where a missing point reads as None (itemgetter over all four at once)."""
-
-    __slots__ = ()
-
-    def __missing__(self, key: str) -> None:
-        return None
 
 
 def _combined_latency(
@@ -627,7 +542,7 @@ def _histogram(blocks: list[dict[str, Any]]) -> list[tuple[float, float]]:
         return []  # without bins in every clone, merged percentiles would be wrong
     if not any("FIO_IO_U_PLAT_NR" in r for r in raw):
         try:
-            # Clones share most buckets: line them up and add column-wise, all at C speed.
+            # Clones share most buckets: each key's counts added up.
             keys = sorted(set().union(*raw), key=_BIN_BOUNDS.__getitem__)
             counts = list(map(sum, zip(*(list(map(r.get, keys, repeat(0))) for r in raw), strict=True)))
             if len(keys) > 1 and _valid_total(sum(counts)):
@@ -656,7 +571,7 @@ def _bins(block: dict[str, Any]) -> list[tuple[float, float]]:
     if not isinstance(bins, dict) or not bins:
         return []
     try:
-        # Counts must be numbers; sum() checks that at C speed.
+        # Counts must be numbers (sum() raises TypeError otherwise) adding up to a count fit to store.
         if not _valid_total(sum(bins.values())):
             return []
     except TypeError:
@@ -765,8 +680,8 @@ def _block_sizes(
     if raw is not None:
         parts = str(raw).split(",")
         try:
-            read = _size(parts[0]) if parts[0].strip() else 4096
-            write = _size(parts[1]) if len(parts) > 1 and parts[1].strip() else read
+            read = size_to_bytes(parts[0]) if parts[0].strip() else 4096
+            write = size_to_bytes(parts[1]) if len(parts) > 1 and parts[1].strip() else read
             if 0 < read < 1 << 40 and 0 < write < 1 << 40:
                 return read, write
         except ValueError:
@@ -782,11 +697,6 @@ def _block_sizes(
     return read, write
 
 
-@lru_cache(maxsize=256)
-def _size(text: str) -> int:
-    return size_to_bytes(text)
-
-
 def derived_block_size(stats: list[dict[str, Any]]) -> int | None:
     """Bytes per I/O from bytes / I/Os, or KiB/s / IOPS, snapped to what a block size can be."""
     kib = all("io_kbytes" not in s for s in stats)  # fio 2 names KiB `io_bytes`
@@ -799,16 +709,6 @@ def derived_block_size(stats: list[dict[str, Any]]) -> int | None:
     if bw_kib > 0 and iops > 0:
         return snap_block_size(bw_kib * 1024 / iops)
     return None
-
-
-def snap_block_size(size: float) -> int | None:
-    """Rounded IOPS and bandwidth leave some noise: a power of two within 2 %, else a multiple of 512."""
-    if not math.isfinite(size) or size < 1 or size > 1 << 40:
-        return None
-    power = 1 << max(0, round(math.log2(size)))
-    if abs(size - power) <= 0.02 * power:
-        return power
-    return max(512, round(size / 512) * 512) if size >= 512 else round(size)
 
 
 def _disk_util_name(doc: dict[str, Any]) -> str | None:

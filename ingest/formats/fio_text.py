@@ -73,18 +73,23 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from ingest.errors import ParseError
 from ingest.formats import fio_json
-from ingest.formats.fio_json import CAPPED_NOTE, SYNC_ENGINES, snap_block_size
+from ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, first_content_line, snap_block_size
 from ingest.records import IoRecord
 from ingest.textio import size_to_bytes
 
 NAME = "fio_text"
+TITLE = "fio text"
+TOOLS = ("fio",)
+# fio's text output names no host or user; its results are the records themselves.
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
 TOOL = "fio"
 
-# (the optional decimals as an alternative with an empty one: the same matches, cheaper for re)
 _NUM = r"[0-9]{1,20}(?:\.[0-9]{1,12}|)"
 _HEADER = re.compile(r"^(?P<name>.{0,512}?): \(g=(?P<g>[0-9]{1,9})\): rw=(?P<rw>[a-z]{1,16}),\s*(?P<rest>.*)$")
 _RESULT = re.compile(
@@ -95,18 +100,12 @@ _VERSION = re.compile(r"^fio[- ]v?([0-9]{1,3}\.[0-9]{1,3}[0-9A-Za-z.+_-]{0,40})\
 _STARTING = re.compile(r"^Starting ([0-9]{1,9}) (?:process|thread)")
 
 
-def _dir3_line(p: str = "") -> str:
-    """fio 3's direction line, its groups prefixed `p`. Also part of the fast readers' patterns, which match it
-    in the text: hence `[^\\S\\n]` (on a stripped line, `\\s`)."""
-    return (
-        rf"(?P<{p}dir>read|write|trim|mixed)[^\S\n]*: IOPS=(?P<{p}iops>{_NUM})(?P<{p}ik>[kMGTPE]?), "
-        rf"BW=(?P<{p}bw>{_NUM})(?P<{p}bwp>[kKMGTPE]?i?)(?P<{p}bwu>B|bit)/s"
-        rf"(?: \((?P<{p}bw2>{_NUM})(?P<{p}bwp2>[kKMGTPE]?i?)(?P<{p}bwu2>B|bit)/s\))?"
-        rf"(?:\((?P<{p}io>{_NUM})(?P<{p}iop>[kKMGTPE]?i?)B/(?P<{p}run>[0-9]{{1,12}})msec\))?"
-    )
-
-
-_DIR3 = re.compile("^" + _dir3_line())
+_DIR3 = re.compile(
+    rf"^(?P<dir>read|write|trim|mixed)\s*: IOPS=(?P<iops>{_NUM})(?P<ik>[kMGTPE]?), "
+    rf"BW=(?P<bw>{_NUM})(?P<bwp>[kKMGTPE]?i?)(?P<bwu>B|bit)/s"
+    rf"(?: \((?P<bw2>{_NUM})(?P<bwp2>[kKMGTPE]?i?)(?P<bwu2>B|bit)/s\))?"
+    rf"(?:\((?P<io>{_NUM})(?P<iop>[kKMGTPE]?i?)B/(?P<run>[0-9]{{1,12}})msec\))?"
+)
 _DIR2 = re.compile(
     rf"^(?P<dir>read|write|trim|mixed)\s*: io=(?P<io>{_NUM})(?P<iop>[KMGTPE]?i?)B, "
     rf"bw=(?P<bw>{_NUM})(?P<bwp>[KMGTPE]?i?)(?P<bwu>B|bit)/s, "
@@ -119,11 +118,7 @@ _LAT_STAT = re.compile(
 _PCT_HEAD = re.compile(r"^(?P<kind>[a-z ]{1,40}?) percentiles \((?P<unit>nsec|usec|msec)\)\s*:")
 _PCT_ENTRY = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,6})?)th=\[\s*([0-9]{1,20})\]")
 _LAT_DIST = re.compile(r"^lat \((?P<unit>nsec|usec|msec)\)\s*:\s*(?P<entries>(?:>=)?[0-9].*)$")
-# (the lookahead makes re give up sooner where no entry starts, and optional parts written as alternatives with
-# an empty one, `(>=|)`, are cheaper for re: the same matches and findall() tuples)
-_DIST_ENTRY = re.compile(r"(?=[>0-9])(>=|)([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4}|))%")
-# `_DIST_ENTRY` on entries without ">=" (its lookahead then asks for a digit): the same matches, without the empty group
-_DIST_PAIR = re.compile(r"([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4}|))%")
+_DIST_ENTRY = re.compile(r"(>=|)([0-9]{1,9})=([0-9]{1,3}(?:\.[0-9]{1,4}|))%")
 _ISSUED3 = re.compile(r"^issued rwts?\s*: total=([0-9]{1,20}),([0-9]{1,20})")
 _ISSUED2 = re.compile(r"^issued\s*: total=r=([0-9]{1,20})/w=([0-9]{1,20})")
 _DEPTH = re.compile(r"^latency\s*: target=.{0,80}depth=([0-9]{1,9})")
@@ -138,15 +133,6 @@ _BS_TEXT = re.compile(r"bs(?:\(seq/rand\))?=(.{1,200}?),? ioengine=")
 _ENGINE = re.compile(r"ioengine=([^,\s]{1,64})")
 _IODEPTH = re.compile(r"iodepth=([0-9]{1,9})")
 
-_RW = {
-    "read": ("sequential", "read"),
-    "write": ("sequential", "write"),
-    "randread": ("random", "read"),
-    "randwrite": ("random", "write"),
-    "rw": ("sequential", "mixed"),
-    "readwrite": ("sequential", "mixed"),
-    "randrw": ("random", "mixed"),
-}
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _NS = {"nsec": 1.0, "usec": 1e3, "msec": 1e6}
 _UNIT = {"nsec": "ns", "usec": "us", "msec": "ms"}
@@ -171,9 +157,6 @@ class _Header:
     ioengine: str | None = None
     iodepth: int | None = None
     clones_hint: bool = False  # a `...` line: numjobs > 1
-    # What `_records` makes of a header that settles pattern, operation, block sizes and queue depth by itself (rw
-    # in _RW, fixed sizes, an iodepth no engine caps): them, and the metadata they add.
-    settled: tuple[str, str, dict[str, str], int, int, int] | None = None
 
 
 @dataclass(slots=True)
@@ -216,11 +199,9 @@ class _Invocation:
 
 
 def detect(text: str) -> float:
-    # Each pattern below needs one of these literals (`: (groupid=`, `: (g=`; `: IOPS=`, `: io=`): without them,
-    # as in another tool's text, one scan decides (re finds the literal prefix `: ` at str.find's pace, faster
-    # than str.find finds short needles such as `: (g`). Each pattern holds "=" at most 10 characters after its
-    # literal's ":": a memchr scan for the first "=" refuses the many tools that never print one, and the literal
-    # is searched from 10 characters before it.
+    # Every file of unknown format passes through here. Each pattern below needs one of the literals `: (g`,
+    # `: IOPS=`, `: io=` (another tool's text lacks them: one scan decides), and holds "=" at most 10 characters
+    # after the literal's ":", so the literal is searched from just before the first "=" (many tools print none).
     first_equals = text.find("=", 0, 65536)
     if first_equals < 0 or _LITERALS.search(text, first_equals - 10 if first_equals > 10 else 0, 65536) is None:
         return 0.0
@@ -259,7 +240,7 @@ def _starts_line(pattern: re.Pattern[str], text: str, lead: re.Pattern[str] | No
 
 
 def parse(text: str) -> list[IoRecord]:
-    invocations = _read(text)
+    invocations = _Reader().read(text)
     if "{" in text and '"fio version"' in text:  # (a one-character needle is found at memchr's pace)
         _refuse_copy_of_json(text, invocations)
     records: list[IoRecord] = []
@@ -275,7 +256,9 @@ def parse(text: str) -> list[IoRecord]:
                 records.extend(recs)
                 run_index += 1
     if not records:
-        raise ParseError("no fio result found (a `name: (groupid=...)` block with read/write lines)", _first(text))
+        raise ParseError(
+            "no fio result found (a `name: (groupid=...)` block with read/write lines)", first_content_line(text)
+        )
     return records
 
 
@@ -305,207 +288,148 @@ def _header_by_name(inv: _Invocation, name: str) -> _Header | None:
     return None
 
 
-def _first(text: str) -> int:
-    for i, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            return i
-    return 1
+# ------------------------------------------------------------------------------------------------ reading
 
 
 # ------------------------------------------------------------------------------------------------ reading
 
 
-def _read(text: str) -> list[_Invocation]:
-    """Line by line, except where the fast readers below take a run of job blocks (`_read_block_body`, then
-    `_read_next_block`), of job header lines (`_HEADER_AT`) or of group summaries (`_RUN_STATUS`) in the shape
-    fio prints them: same result, about one regex call per block or line."""
-    invocations: list[_Invocation] = [_Invocation()]
-    inv = invocations[0]
-    block: _Block | None = None
-    direction: _Direction | None = None
-    pct_target: dict[str, str] | None = None
-    last_header: _Header | None = None
-    in_disk_stats = False
+class _Reader:
+    """The line dispatcher: the fio invocation, job block and direction being read."""
 
-    def new_invocation() -> _Invocation:
-        nonlocal block, direction, pct_target
-        block = direction = pct_target = None
-        fresh = _Invocation()
-        invocations.append(fresh)
-        return fresh
+    def __init__(self) -> None:
+        self.invocations: list[_Invocation] = [_Invocation()]
+        self.block: _Block | None = None
+        self.direction: _Direction | None = None
+        self.percentiles: dict[str, str] | None = None  # the percentile table whose `|` lines follow
+        self.last_header: _Header | None = None
+        self.in_disk_stats = False
 
-    noted = CAPPED_NOTE in text
-    # The lines of text.split("\n"), cut one at a time: the fast readers take most of a file, so most lines
-    # are never cut. `end`: where the line after line `lineno` starts (past the text after the last line).
-    size = len(text)
-    lineno = 0
-    end = 0
-    while end <= size:
-        lineno += 1
-        start = end
-        end = text.find("\n", start)
-        if end < 0:
-            end = size
-        line = text[start:end].strip()
-        end += 1
-        if not line or len(line) > 4096:
-            continue  # blank, or not fio's output
-        # Each pattern is tried only on lines that can hold it (its first character, a literal it needs),
-        # in the order below: that order decides what a line that fits several patterns is.
+    @property
+    def inv(self) -> _Invocation:
+        return self.invocations[-1]
+
+    def read(self, text: str) -> list[_Invocation]:
+        for lineno, raw in enumerate(text.split("\n"), 1):
+            line = raw.strip()
+            if line and len(line) <= 4096:  # (a longer line is no fio output)
+                self.line(line, lineno)
+        return [inv for inv in self.invocations if inv.blocks]
+
+    def new_invocation(self) -> _Invocation:
+        self.block = self.direction = self.percentiles = None
+        self.invocations.append(_Invocation())
+        return self.invocations[-1]
+
+    def line(self, line: str, lineno: int) -> None:
+        """One stripped line. Each pattern is tried on the lines that can hold it (their first character, a literal
+        they need), in this order: it decides what a line that fits several patterns is."""
         lead = line[0]
-        if lead == "|":
-            if pct_target is not None:
-                for p, v in _PCT_ENTRY.findall(line):
-                    pct_target[_pct_key(p)] = v
-            continue
-        pct_target = None
+        if lead == "|":  # the percentile table's entries
+            if self.percentiles is not None:
+                self.percentile_entries(line)
+            return
+        self.percentiles = None
         job_line = "(g" in line  # `name: (groupid=...` and `name: (g=...` both hold it
-
-        # (`_RESULT` needs "(groupid=": looked for first, since its lazy name makes it try every position)
         if job_line and "(groupid=" in line and (m := _RESULT.match(line)):
-            if inv.finished:
-                inv = new_invocation()
-            block = _new_block(m, lineno)
-            inv.blocks.append(block)
-            direction = None
-            in_disk_stats = False
-            # Its body, and the blocks right after it, while they are in the shape `_read_block_body` knows.
-            last = lineno  # the last line taken
-            if body := _read_block_body(text, end, block, noted):
-                last += text.count("\n", end, body[0])
-                end, direction = body
-                while taken := _read_next_block(text, end, last + 1, noted):
-                    block, after, direction = taken
-                    inv.blocks.append(block)
-                    last += text.count("\n", end, after)
-                    end = after
-            lineno = last  # the line reader goes on after the text taken (up to `end`)
-            continue
-
-        if lead in "rwtm" and (m := _DIR3.match(line) or _DIR2.match(line)):
-            if block is None or inv.finished:
-                if inv.finished:
-                    inv = new_invocation()
-                block = _Block(name="", groupid=0, jobs=1, line=lineno, pasted=True)  # without its block line
-                inv.blocks.append(block)
-            direction = _direction(m)
-            if m["dir"] != "trim" and m["dir"] not in block.dirs:
-                block.dirs[m["dir"]] = direction
-            continue
-
-        if lead in "scl" and (m := _LAT_STAT.match(line)):
-            if direction is not None and m["kind"] != "slat":  # submission latency is in no record
-                direction.lat[m["kind"]] = (
+            self.job_result(m, lineno)
+        elif lead in "rwtm" and (m := _DIR3.match(line) or _DIR2.match(line)):
+            self.direction_line(m, lineno)
+        elif lead in "scl" and (m := _LAT_STAT.match(line)):
+            if self.direction is not None and m["kind"] != "slat":  # submission latency is in no record
+                self.direction.lat[m["kind"]] = (
                     m["unit"],
                     _scaled(m["min"], m["mink"]),
                     _scaled(m["max"], m["maxk"]),
                     float(m["avg"]),
                 )
-            continue
+        elif " percentiles (" in line and (m := _PCT_HEAD.match(line)):
+            if self.direction is not None and m["kind"] in ("clat", "lat", "slat"):
+                self.percentiles = {}
+                self.direction.pct[m["kind"]] = (m["unit"], self.percentiles)
+                self.percentile_entries(line)
+        elif self.block is not None and self.block_line(self.block, line, lead):
+            pass
+        elif job_line and (m := _HEADER.match(line)):
+            self.job_header(m, lineno)
+        elif line == "...":  # under a header: numjobs > 1
+            if self.last_header is not None and not self.inv.blocks:
+                self.last_header.clones_hint = True
+        else:
+            self.invocation_line(line, lead)
 
-        if " percentiles (" in line and (m := _PCT_HEAD.match(line)):
-            if direction is not None and m["kind"] in ("clat", "lat", "slat"):
-                pct_target = {}
-                direction.pct[m["kind"]] = (m["unit"], pct_target)
-                for p, v in _PCT_ENTRY.findall(line):
-                    pct_target[_pct_key(p)] = v
-            continue
+    def percentile_entries(self, line: str) -> None:
+        assert self.percentiles is not None
+        for p, v in _PCT_ENTRY.findall(line):
+            self.percentiles[_pct_key(p)] = v
 
-        if lead == "l" and (m := _LAT_DIST.match(line)) and block is not None and "min=" not in line:
+    def job_result(self, m: re.Match[str], lineno: int) -> None:
+        """`name: (groupid=G, jobs=N): err= 0: ...`: a job block starts."""
+        inv = self.new_invocation() if self.inv.finished else self.inv
+        self.block = _block_of(*m.group("name", "g", "jobs", "err", "rest"), lineno)
+        inv.blocks.append(self.block)
+        self.direction = None
+        self.in_disk_stats = False
+
+    def direction_line(self, m: re.Match[str], lineno: int) -> None:
+        """`read: IOPS=...` (fio 3) or `read : io=...` (fio 2): a direction's section starts."""
+        block = self.block
+        if block is None or self.inv.finished:
+            inv = self.new_invocation() if self.inv.finished else self.inv
+            block = self.block = _Block(name="", groupid=0, jobs=1, line=lineno, pasted=True)  # no block line
+            inv.blocks.append(block)
+        self.direction = _direction(m)
+        if m["dir"] != "trim" and m["dir"] not in block.dirs:
+            block.dirs[m["dir"]] = self.direction
+
+    @staticmethod
+    def block_line(block: _Block, line: str, lead: str) -> bool:
+        """A job's latency distribution, issued I/Os, latency depth or IO depths line: whether `line` was one."""
+        if lead == "l" and "min=" not in line and (m := _LAT_DIST.match(line)):
             block.lat_dist.append((m["unit"], m["entries"]))
-            continue
+        elif lead == "i" and (m := _ISSUED3.match(line) or _ISSUED2.match(line)):
+            block.issued = (int(m[1]), int(m[2]))
+        elif lead == "l" and (m := _DEPTH.match(line)):
+            block.depth = int(m[1])
+        elif lead == "I" and (m := _IO_DEPTHS.match(line)):
+            block.io_depths.append(m[1])
+        else:
+            return False
+        return True
 
-        if block is not None:
-            if lead == "i" and (m := _ISSUED3.match(line) or _ISSUED2.match(line)):
-                block.issued = (int(m[1]), int(m[2]))
-                continue
-            if lead == "l" and (m := _DEPTH.match(line)):
-                block.depth = int(m[1])
-                continue
-            if lead == "I" and (m := _IO_DEPTHS.match(line)):
-                block.io_depths.append(m[1])
-                continue
+    def job_header(self, m: re.Match[str], lineno: int) -> None:
+        """`name: (g=G): rw=..., bs=..., ioengine=..., iodepth=...`: a job's options, before its results."""
+        inv = self.new_invocation() if self.inv.blocks else self.inv
+        header = self.last_header = _header(m, lineno)
+        inv.headers.setdefault((header.name, header.groupid), header)
+        self.in_disk_stats = False
 
-        if job_line and (m := _HEADER.match(line)):
-            if inv.blocks:
-                inv = new_invocation()
-            last_header = _header(m, lineno)
-            inv.headers.setdefault((last_header.name, last_header.groupid), last_header)
-            in_disk_stats = False
-            # The header lines right after it (and their `...` lines), while in the shape `_HEADER_AT` knows.
-            while (m := _HEADER_AT.match(text, end)) is not None and "(groupid=" not in m[0]:
-                if m["dots"]:  # the `...` line under the header before
-                    lineno += 1
-                    if not inv.blocks:
-                        last_header.clones_hint = True
-                lineno += 1
-                last_header = _header(m, lineno)
-                inv.headers.setdefault((last_header.name, last_header.groupid), last_header)
-                end = m.end()
-            continue
-        if line == "...":
-            if last_header is not None and not inv.blocks:
-                last_header.clones_hint = True
-            continue
+    def invocation_line(self, line: str, lead: str) -> None:
+        """fio's version, `Starting N processes`, its capped-depth note, the group summaries and disk stats."""
+        inv = self.inv
         if lead == "f" and (m := _VERSION.match(line)):
             if inv.blocks:
-                inv = new_invocation()
+                inv = self.new_invocation()
             inv.version = m[1]
-            continue
-        if lead == "S" and (m := _STARTING.match(line)):
+        elif lead == "S" and (m := _STARTING.match(line)):
             if inv.blocks:
-                inv = new_invocation()
+                inv = self.new_invocation()
             inv.processes = sum(int(n) for n in re.findall(r"([0-9]{1,9}) (?:process|thread)", line))
-            continue
-        if CAPPED_NOTE in line:
+        elif CAPPED_NOTE in line:
             inv.capped_note = True
-            continue
-        if lead == "R" and line.startswith("Run status group"):
+        elif lead == "R" and line.startswith("Run status group"):
+            inv.finished = True  # group summaries follow: no more job blocks of this invocation
+            self.block = self.direction = None
+        elif lead == "D" and line.startswith("Disk stats"):
             inv.finished = True
-            block = direction = None
-            # The group summaries after it (`READ: bw=...`, more `Run status group` lines, blank lines) are
-            # lines this loop skips (no need to read them one by one), unless `_plain` says otherwise.
-            summary = _RUN_STATUS.match(text, end).end() if end < size else end
-            if summary > end and not in_disk_stats and _plain(text, end, summary, noted):
-                lineno += text.count("\n", end, summary)
-                end = summary
-            continue
-        if lead == "D" and line.startswith("Disk stats"):
-            inv.finished = True
-            block = direction = None
-            in_disk_stats = True
-            continue
-        if in_disk_stats and inv.disk is None and (m := _DISK.match(line)):
+            self.block = self.direction = None
+            self.in_disk_stats = True
+        elif self.in_disk_stats and inv.disk is None and (m := _DISK.match(line)):
             inv.disk = m[1]
-    return [inv for inv in invocations if inv.blocks]
-
-
-# A job header line as `_HEADER` reads it from the stripped line, the `...` line under the header before it
-# included, in the shape fio prints them: a name without white space or colon (so that no pattern the line
-# reader tries before `_HEADER` can match the line, given no "(groupid=" in it), no white space at the ends,
-# shorter than the 4096 characters the line reader takes.
-_HEADER_AT = re.compile(
-    r"(?P<dots>\.\.\.\n)?(?P<name>[^\s:]{1,256}): \(g=(?P<g>[0-9]{1,9})\): rw=(?P<rw>[a-z]{1,16}),[ \t]{0,64}"
-    r"(?P<rest>\S(?:[^\n]{0,3000}\S)?)\n"
-)
-
-
-# The fast readers. A job block as fio prints it (its `(groupid=` line, a section per direction, the job's
-# trailer) is read with one regex call (`_NEXT_BLOCK`, `_BODY`), or, in rarer shapes (fio 2's direction line,
-# more than two directions), a section at a time. They read exactly what the line reader would, because each
-# line of these shapes is indented with spaces or tabs only, shorter than the 4096 characters the line reader
-# takes, and starts with the keyword that decides, in the line reader's order, which pattern reads it (the
-# figures are read with the same sub-patterns), given what `_take_body` checks on the whole body (no
-# `name: (groupid=` or `name: (g=` line, nor fio's capped-depth note, no "min=" on a distribution line). Anything
-# else goes line by line.
-
-
-def _new_block(m: re.Match[str], lineno: int) -> _Block:
-    """The block a `name: (groupid=G, jobs=N): err= 0: pid=1: <date>` line starts."""
-    return _block_of(*m.group("name", "g", "jobs", "err", "rest"), lineno)
 
 
 def _block_of(name: str, groupid: str, jobs: str, error: str, rest: str, lineno: int) -> _Block:
+    """The block a `name: (groupid=G, jobs=N): err= 0: pid=1: <date>` line starts."""
     if "]" in name:  # glued to a `Jobs: ...[eta 00m:00s]` progress line
         name = name.rsplit("]", 1)[1].strip()
     reported_at = None
@@ -515,297 +439,6 @@ def _block_of(name: str, groupid: str, jobs: str, error: str, rest: str, lineno:
         if colon:
             reported_at = after.strip() or None
     return _Block(name, int(groupid), max(1, int(jobs)), lineno, int(error), False, reported_at)
-
-
-# `_RESULT` on a line of the text as the line reader strips it: from its first character, which is neither
-# space nor `|`, to its end (trailing spaces only reach `rest`, where `_new_block` strips them).
-_RESULT_AT_PATTERN = (
-    r"(?=[^\s|])(?P<name>[^\n]{0,512}?): \(groupid=(?P<g>[0-9]{1,9}), jobs=(?P<jobs>[0-9]{1,9})\): "
-    r"err=[^\S\n]*(?P<err>-?[0-9]{1,9})(?P<rest>[^\n]{0,3000})\n"
-)
-_RESULT_AT = re.compile(_RESULT_AT_PATTERN)
-
-_IND = r"[ \t]{0,16}"
-_EOL = r"[^\n]{0,400}\n"
-
-
-def _stat_line(kind: str, p: str) -> str:
-    """`clat (usec): min=..., max=..., avg=...` as `_LAT_STAT` reads it, its figures in groups prefixed `p`."""
-    return (
-        rf"{_IND}{kind}[ \t]{{1,8}}\((?P<{p}u>nsec|usec|msec)\)[ \t]{{0,8}}:[ \t]{{0,8}}"
-        rf"min=[ \t]{{0,8}}(?P<{p}min>{_NUM})(?P<{p}mink>[kKMG]?),[ \t]{{0,8}}"
-        rf"max=[ \t]{{0,8}}(?P<{p}max>{_NUM})(?P<{p}maxk>[kKMG]?),[ \t]{{0,8}}"
-        rf"avg=[ \t]{{0,8}}(?P<{p}avg>{_NUM}){_EOL}"
-    )
-
-
-# fio's default percentile_list, each point spelled as `_pct_key` spells it.
-_FIO_POINTS = (
-    "1.00", "5.00", "10.00", "20.00", "30.00", "40.00", "50.00", "60.00", "70.00", "80.00", "90.00", "95.00",
-    "99.00", "99.50", "99.90", "99.95", "99.99",
-)  # fmt: skip
-
-
-def _fio_percentiles(p: str) -> str:
-    """The `|` lines of fio's default percentile_list, four points to a line, the ones records use captured
-    (`p50_00` ..., prefixed `p`): no other point can be keyed like them, so these are the values the line
-    reader keeps."""
-    lines = []
-    for row in range(0, len(_FIO_POINTS), 4):
-        entries = []
-        for point in _FIO_POINTS[row : row + 4]:
-            value = rf"(?P<{p}p{point.replace('.', '_')}>[0-9]{{1,20}})" if point in _PCT_KEYS else "[0-9]{1,20}"
-            entries.append(rf"[ \t]{{0,8}}{re.escape(point)}th=\[[ \t]{{0,20}}{value}\]")
-        lines.append(rf"{_IND}\|{','.join(entries)},?[ \t]{{0,8}}\n")
-    return "".join(lines)
-
-
-def _section(p: str, dirline: bool) -> str:
-    """A direction's section: its direction line (with `dirline`, any line that starts with a direction, in
-    group `dirline`: fio 2's, read by `_DIR2`), the lines under it; its groups prefixed `p`, all named. Its
-    lines after the first are optional, so re would never backtrack into one it took: possessive (`?+`), the
-    same match, about half the work."""
-    first = rf"{_dir3_line(p)}{_EOL}"
-    if dirline:
-        first = rf"(?:{first}|(?P<{p}dirline>(?:read|write|trim|mixed){_EOL}))"
-    return (
-        rf"{_IND}{first}"
-        rf"(?:{_IND}slat[ \t]{{1,8}}\((?:nsec|usec|msec)\)[ \t]{{0,8}}:{_EOL})?+"
-        rf"(?:{_stat_line('clat', p + 'c')})?+"
-        rf"(?:{_stat_line('lat', p + 't')})?+"
-        rf"(?:{_IND}(?P<{p}pk>clat|lat|slat) percentiles \((?P<{p}pu>nsec|usec|msec)\)[ \t]{{0,8}}:[ \t]{{0,8}}\n"
-        rf"(?:{_fio_percentiles(p)}|(?P<{p}pct>(?:{_IND}\|[^\n]{{0,2000}}\n){{1,64}})))?+"
-        rf"(?:{_IND}bw[ \t]{{0,4}}\([ \t]{{0,8}}[A-Za-z/ ]{{1,12}}\)[ \t]{{0,8}}:{_EOL})?+"
-        rf"(?:{_IND}iops[ \t]{{0,16}}:{_EOL})?+"
-    )
-
-
-_SECTION = re.compile(_section("", dirline=True))
-# Each optional part starts with a keyword the parts after it cannot start with (and `IO depths`, `issued`
-# are not optional): backtracking into one finds no other match, hence possessive.
-_TRAILER_PATTERN = (
-    rf"(?P<dist>(?:{_IND}lat \((?:nsec|usec|msec)\)[ \t]{{0,8}}:[ \t]{{0,8}}(?:>=)?[0-9]{_EOL}){{0,16}}+)"
-    rf"(?:{_IND}cpu[ \t]{{0,16}}:{_EOL})?+"
-    rf"{_IND}IO depths[ \t]{{0,8}}:(?P<iod>[^\n]{{0,400}})\n"
-    rf"(?:{_IND}submit[ \t]{{0,8}}:{_EOL})?+"
-    rf"(?:{_IND}complete[ \t]{{0,8}}:{_EOL})?+"
-    rf"{_IND}issued(?: rwts?[ \t]{{0,8}}: total=(?P<r3>[0-9]{{1,20}}),(?P<w3>[0-9]{{1,20}})"
-    rf"|[ \t]{{0,8}}: total=r=(?P<r2>[0-9]{{1,20}})/w=(?P<w2>[0-9]{{1,20}})){_EOL}"
-    rf"(?:{_IND}latency[ \t]{{0,8}}: target=[^\n]{{0,80}}depth=(?P<depth>[0-9]{{1,9}}){_EOL})?"
-)
-_TRAILER = re.compile(_TRAILER_PATTERN)
-
-# A body of one or two fio 3 sections and the trailer, which is what the section-at-a-time reader below takes
-# from it (each part atomic, as each of its regex calls is; a section cannot start where the trailer does).
-_BODY_PATTERN = rf"(?>{_section('a', False)})(?>{_section('b', False)})?+(?>{_TRAILER_PATTERN})"
-_BODY = re.compile(_BODY_PATTERN)
-_NEXT_BLOCK = re.compile(rf"(?>{_RESULT_AT_PATTERN}){_BODY_PATTERN}")
-# Where their groups are in m.groups(): `_NEXT_BLOCK`'s five of the result line come first.
-_S_GROUPS = _BODY.groupindex["bdir"] - _BODY.groupindex["adir"]  # a section's groups
-_DIST_LINE = re.compile(r"lat \((nsec|usec|msec)\)([^\n]*)")
-# A `name: (groupid=` or `name: (g=` line holds it (re finds this literal twice as fast as str.find does)
-_JOB_LINE = re.compile(r": \(g")
-
-
-def _read_block_body(text: str, pos: int, block: _Block, noted: bool) -> tuple[int, _Direction] | None:
-    """Fill the fresh `block` from the body that starts at `pos`, as the line reader would: (offset past the
-    body, the last direction read), or None (block untouched) when the body is not in the known shape.
-    `noted`: the text holds fio's capped-depth note somewhere."""
-    if (m := _BODY.match(text, pos)) is not None:
-        return _take_body(text, pos, m.end(), m.groups(), 0, block, noted)
-    return _read_sections(text, pos, block, noted)
-
-
-def _read_next_block(text: str, pos: int, lineno: int, noted: bool) -> tuple[_Block, int, _Direction] | None:
-    """The job block whose `(groupid=` line (line `lineno`) starts at `pos`, if in fio's shape: (the block,
-    offset past it, its last direction)."""
-    if (m := _NEXT_BLOCK.match(text, pos)) is None:
-        if (m := _RESULT_AT.match(text, pos)) is None:
-            return None
-        block = _new_block(m, lineno)
-        body = _read_sections(text, m.end(), block, noted)  # `_BODY` did not match it either
-        return None if body is None else (block, body[0], body[1])
-    # `_block_of` and `_take_body`, inlined (the hot path)
-    groups = m.groups()
-    end = m.end()
-    trailer = 5 + 2 * _S_GROUPS
-    dist: str = groups[trailer]  # type: ignore[assignment]
-    start = m.end(5) + 1  # the body's
-    if "min=" in dist or _JOB_LINE.search(text, start, end) or (noted and text.find(CAPPED_NOTE, start, end) >= 0):
-        return None
-    name, groupid, jobs, error, rest = groups[:5]
-    if "]" in name:  # type: ignore[operator]
-        name = name.rsplit("]", 1)[1].strip()  # type: ignore[union-attr]
-    reported_at = None
-    _, pid, after = rest.partition(": pid=")  # type: ignore[union-attr]
-    if pid:
-        _, colon, after = after.partition(": ")
-        if colon:
-            reported_at = after.strip() or None
-    direction = _section_direction(groups, 5)
-    dirs = {} if (key := groups[5]) == "trim" else {key: direction}
-    if (key := groups[5 + _S_GROUPS]) is not None:  # a second section
-        direction = _section_direction(groups, 5 + _S_GROUPS)
-        if key != "trim" and key not in dirs:
-            dirs[key] = direction
-    io_depths, r3, w3, r2, w2, depth = groups[trailer + 1 : trailer + 7]
-    block = _Block(
-        name,  # type: ignore[arg-type]
-        int(groupid),  # type: ignore[arg-type]
-        max(1, int(jobs)),  # type: ignore[arg-type]
-        lineno,
-        int(error),  # type: ignore[arg-type]
-        False,
-        reported_at,
-        dirs,  # type: ignore[arg-type]
-        _DIST_LINE.findall(dist),
-        (int(r3), int(w3)) if r3 is not None else (int(r2), int(w2)),  # type: ignore[arg-type]
-        None if depth is None else int(depth),
-        [io_depths],  # type: ignore[list-item]
-    )
-    return block, end, direction
-
-
-def _take_body(
-    text: str, start: int, end: int, groups: tuple[str | None, ...], at: int, block: _Block, noted: bool
-) -> tuple[int, _Direction] | None:
-    """`_read_block_body` of a body `_BODY` matched (text[start:end], its groups from groups[at])."""
-    second = at + _S_GROUPS
-    trailer = second + _S_GROUPS
-    dist: str = groups[trailer]  # type: ignore[assignment]
-    # What the line reader would read otherwise: "min=" on a distribution line, a `name: (groupid=` or
-    # `name: (g=` line (as `_plain`, which looks for `(g`: `_JOB_LINE` is as exact here, since no line of these
-    # shapes has `(g` elsewhere, and found at thrice the pace), fio's capped-depth note on a line it skips.
-    if "min=" in dist or _JOB_LINE.search(text, start, end) or (noted and text.find(CAPPED_NOTE, start, end) >= 0):
-        return None
-    dirs = block.dirs  # empty: the block is fresh
-    direction = _section_direction(groups, at)
-    if (key := groups[at]) != "trim":
-        dirs[key] = direction  # type: ignore[index]
-    if (key := groups[second]) is not None:  # a second section
-        direction = _section_direction(groups, second)
-        if key != "trim" and key not in dirs:
-            dirs[key] = direction
-    block.lat_dist = _DIST_LINE.findall(dist)
-    io_depths, r3, w3, r2, w2, depth = groups[trailer + 1 : trailer + 7]
-    block.io_depths.append(io_depths)  # type: ignore[arg-type]
-    block.issued = (int(r3), int(w3)) if r3 is not None else (int(r2), int(w2))  # type: ignore[arg-type]
-    if depth is not None:
-        block.depth = int(depth)
-    return end, direction
-
-
-def _read_sections(text: str, pos: int, block: _Block, noted: bool) -> tuple[int, _Direction] | None:
-    """`_read_block_body` a section at a time, for bodies `_BODY` does not take."""
-    start = pos
-    sections = []
-    while s := _SECTION.match(text, pos):
-        d = s if s["dir"] else (_DIR3.match(s["dirline"]) or _DIR2.match(s["dirline"]))
-        if d is None:
-            return None
-        sections.append((d, s))
-        pos = s.end()
-    trailer = _TRAILER.match(text, pos) if sections else None
-    # What the line reader would read otherwise: a `(groupid=` or `(g=` line, fio's capped-depth note on a
-    # line it skips, "min=" on a distribution line.
-    if trailer is None or "min=" in trailer["dist"] or not _plain(text, start, trailer.end(), noted):
-        return None
-
-    for d, s in sections:
-        direction = _direction(d, *_stats(s.group(*_STAT_GROUPS)))
-        if d["dir"] != "trim" and d["dir"] not in block.dirs:
-            block.dirs[d["dir"]] = direction
-    r3, w3, r2, w2, depth, dist, io_depths = trailer.group("r3", "w3", "r2", "w2", "depth", "dist", "iod")
-    block.lat_dist = _DIST_LINE.findall(dist)
-    block.io_depths.append(io_depths)
-    block.issued = (int(r3), int(w3)) if r3 is not None else (int(r2), int(w2))
-    if depth is not None:
-        block.depth = int(depth)
-    return trailer.end(), direction
-
-
-# A section's groups after its direction line's, in the order `_stats` takes them.
-_STAT_GROUPS = (
-    "cu", "cmin", "cmink", "cmax", "cmaxk", "cavg", "tu", "tmin", "tmink", "tmax", "tmaxk", "tavg",
-    "pk", "pu", "p50_00", "p95_00", "p99_00", "p99_90", "pct",
-)  # fmt: skip
-
-
-def _section_direction(groups: tuple[str | None, ...], at: int) -> _Direction:
-    """The direction of a section `_BODY` matched, its groups from groups[at]: the direction line's, then
-    `_STAT_GROUPS`. (`_stats`, `_rate` and `_direction_of` of a fio 3 line, inlined: this is the hot path.)"""
-    (_, iops, ik, bw, bwp, bwu, bw2, bwp2, bwu2, io, iop, run,
-     cu, cmin, cmink, cmax, cmaxk, cavg, tu, tmin, tmink, tmax, tmaxk, tavg,
-     pk, pu, p50, p95, p99, p999, pct) = groups[at : at + _S_GROUPS]  # fmt: skip
-    # as _scaled() reads them; the dict in one display
-    clat = (cu, float(cmin) * _SI[cmink], float(cmax) * _SI[cmaxk], float(cavg)) if cu else None  # type: ignore
-    lat: _Lat
-    if tu:
-        total = (tu, float(tmin) * _SI[tmink], float(tmax) * _SI[tmaxk], float(tavg))  # type: ignore
-        lat = {"clat": clat, "lat": total} if clat else {"lat": total}  # type: ignore[dict-item]
-    else:
-        lat = {"clat": clat} if clat else {}  # type: ignore[dict-item]
-    if pct is not None:  # another percentile_list
-        points = {}
-        for p, v in _PCT_ENTRY.findall(pct):
-            points[_pct_key(p)] = v
-        pcts: _Pct = {pk: (pu, points)}  # type: ignore[dict-item]
-    elif pk:
-        pcts = {pk: (pu, {"50.00": p50, "95.00": p95, "99.00": p99, "99.90": p999})}  # type: ignore[dict-item]
-    else:
-        pcts = {}
-    runtime_ms = float(run) if run else None  # type: ignore[arg-type]
-    io_bytes = float(io) * _BYTES3[iop] if io else None  # type: ignore[arg-type,index]
-    bits, factor, unit, to_bytes = _RATES3[bwp, bwu]  # type: ignore[index]
-    value = float(bw) / 8 if bits else float(bw)  # type: ignore[arg-type]
-    tput = value * factor
-    note = None
-    if bw2:
-        bps = value * to_bytes
-        bits2, factor2, unit2, to_bytes2 = _RATES3[bwp2, bwu2]  # type: ignore[index]
-        value2 = float(bw2) / 8 if bits2 else float(bw2)
-        bps2 = value2 * to_bytes2
-        if bps > 0 and bps2 > 0 and abs(bps / bps2 - 1) > 0.02 and io_bytes and runtime_ms:
-            # The two figures disagree beyond rounding: trust the one io / runtime agrees with.
-            measured = io_bytes * 1000 / runtime_ms
-            if abs(bps2 - measured) < abs(bps - measured):
-                note = f"BW={bw}{bwp}{bwu}/s disagrees with io/runtime; used {bw2}"
-                tput, unit = value2 * factor2, unit2
-    return _Direction(float(iops) * _SI[ik], tput, unit, io_bytes, runtime_ms, lat, pcts, note)  # type: ignore
-
-
-_Lat = dict[str, tuple[str, float | None, float | None, float | None]]
-_Pct = dict[str, tuple[str, dict[str, str]]]
-
-
-def _stats(groups: tuple[str | None, ...]) -> tuple[_Lat, _Pct]:
-    """The latency figures and percentiles of a section (its `_STAT_GROUPS`), as the line reader reads them."""
-    cu, cmin, cmink, cmax, cmaxk, cavg, tu, tmin, tmink, tmax, tmaxk, tavg, pk, pu, p50, p95, p99, p999, pct = groups
-    lat: _Lat = {}
-    if cu:  # as _scaled() reads them (inlined: this is the hot path)
-        lat["clat"] = (cu, float(cmin) * _SI[cmink], float(cmax) * _SI[cmaxk], float(cavg))  # type: ignore
-    if tu:
-        lat["lat"] = (tu, float(tmin) * _SI[tmink], float(tmax) * _SI[tmaxk], float(tavg))  # type: ignore
-    if pct is not None:  # another percentile_list
-        points = {}
-        for p, v in _PCT_ENTRY.findall(pct):
-            points[_pct_key(p)] = v
-        return lat, {pk: (pu, points)}  # type: ignore[dict-item]
-    if pk:
-        return lat, {pk: (pu, {"50.00": p50, "95.00": p95, "99.00": p99, "99.90": p999})}  # type: ignore[dict-item]
-    return lat, {}
-
-
-# The lines after a `Run status group` line: group summaries (`   READ: bw=...`, fio 2: `io=...`), more
-# `Run status group` lines (read the same as the first), blank lines.
-_RUN_STATUS = re.compile(r"(?:[ \t]{0,16}(?:[A-Z]{2,8}: |Run status group )[^\n]{0,600}\n|[ \t]{0,64}\n)*")
-
-
-def _plain(text: str, start: int, end: int, noted: bool) -> bool:
-    """Whether text[start:end] holds no "(g" (a `name: (groupid=` or `(g=` line comes first in the line
-    reader's order) and not fio's capped-depth note (read from lines it otherwise skips; `noted`: the note is
-    somewhere in text). The fast readers tell lines apart by how they start: these two they would miss."""
-    return text.find("(g", start, end) < 0 and not (noted and text.find(CAPPED_NOTE, start, end) >= 0)
 
 
 def _io_depths(block: _Block) -> dict[int, float]:
@@ -826,40 +459,18 @@ def _scaled(number: str, suffix: str) -> float:
 
 
 _Range = tuple[int, int] | None
+# A direction's latency lines, kind -> (unit, min, max, avg); its percentile tables, kind -> (unit, {point: value}).
+_Lat = dict[str, tuple[str, float | None, float | None, float | None]]
+_Pct = dict[str, tuple[str, dict[str, str]]]
 
 
 def _header(m: re.Match[str], lineno: int) -> _Header:
     name, groupid, rw, rest = m.group("name", "g", "rw", "rest")
-    bs_read, bs_write, seq_rand, bs_text, ioengine, iodepth, settles = _header_options(rw, rest)
-    h = _Header(name, int(groupid), rw, lineno, bs_read, bs_write, bs_text, seq_rand, ioengine, iodepth)
-    if settles is not None:
-        metadata = {"rw": rw, "header_line": str(lineno)}
-        if bs_text:
-            metadata["bs"] = bs_text
-        pattern, operation, size_read, size_write, depth = settles
-        h.settled = (pattern, operation, metadata, size_read, size_write, depth)
-    return h
+    return _Header(name, int(groupid), rw, lineno, *_job_options(rest))
 
 
-@lru_cache(maxsize=1024)  # (as `_job_options`)
-def _header_options(
-    rw: str, rest: str
-) -> tuple[_Range, _Range, bool, str | None, str | None, int | None, tuple[str, str, int, int, int] | None]:
-    """`_job_options`, and what `_Header.settled` takes from them (without its metadata) when the header settles
-    pattern, operation, block sizes and queue depth by itself."""
-    options = _job_options(rest)
-    r, w, seq_rand, _bs_text, ioengine, depth = options
-    engine = (ioengine or "").lower()
-    fixed = r and w and r[0] == r[1] and w[0] == w[1] and not seq_rand
-    settles = None
-    if rw in _RW and fixed and depth and (depth <= 1 or (engine and engine not in SYNC_ENGINES)):
-        settles = (*_RW[rw], r[0] or w[0], w[0] or r[0], depth)  # type: ignore[index]  # as `_block_sizes`
-    return (*options, settles)
-
-
-@lru_cache(maxsize=1024)  # the jobs of a sweep repeat a few option strings
-def _job_options(rest: str) -> tuple[_Range, _Range, bool, str | None, str | None, int | None]:
-    """(read and write block size ranges, bs_is_seq_rand, the bs text, ioengine, iodepth) of a header line."""
+def _job_options(rest: str) -> tuple[_Range, _Range, str | None, bool, str | None, int | None]:
+    """(read and write block size ranges, the bs text, bs_is_seq_rand, ioengine, iodepth) of a header line."""
     bs_read = bs_write = None
     seq_rand = False
     if b3 := _BS3.search(rest):
@@ -875,7 +486,7 @@ def _job_options(rest: str) -> tuple[_Range, _Range, bool, str | None, str | Non
     t = _BS_TEXT.search(rest)
     e = _ENGINE.search(rest)
     d = _IODEPTH.search(rest)
-    return bs_read, bs_write, seq_rand, t[1] if t else None, e[1] if e else None, int(d[1]) if d else None
+    return bs_read, bs_write, t[1] if t else None, seq_rand, e[1] if e else None, int(d[1]) if d else None
 
 
 def _size_range(low: str, high: str, decimal_prefixes: bool) -> tuple[int, int] | None:
@@ -927,12 +538,10 @@ def _direction_of(
     lat: _Lat,
     pct: _Pct,
 ) -> _Direction:
-    """A direction line's figures (fio 3's groups in `_dir3_line` order; fio 2's line has no second BW)."""
+    """A direction line's figures (fio 3's groups in `_DIR3` order; fio 2's line has no second BW)."""
     runtime_ms = float(run) if run else None
     io_bytes = float(io) * _BYTES[iop, fio2] if io else None
-    bits, factor, unit, to_bytes = _RATES[bwp, bwu, fio2]  # as _rate() (inlined: this is the hot path)
-    value = float(bw) / 8 if bits else float(bw)
-    tput, bps = value * factor, value * to_bytes
+    tput, unit, bps = _rate(float(bw), bwp, bwu, fio2)
     note = None
     if bw2:
         tput2, unit2, bps2 = _rate(float(bw2), bwp2, bwu2, False)  # type: ignore[arg-type]
@@ -950,7 +559,7 @@ def _prefix(prefix: str, fio2: bool) -> tuple[int, int]:
     return _POW[prefix.rstrip("i").upper()], 1024 if fio2 or prefix.endswith("i") else 1000
 
 
-# The prefixes the patterns take (`[kKMGTPE]?i?`), looked up instead of worked out per figure.
+# The prefixes the patterns take (`[kKMGTPE]?i?`).
 _PREFIXES = [p + i for p in ("", *"kKMGTPE") for i in ("", "i")]
 # (prefix, fio2): bytes per unit
 _BYTES = {(p, fio2): base**power for p in _PREFIXES for fio2 in (False, True) for power, base in [_prefix(p, fio2)]}
@@ -966,9 +575,6 @@ def _rate_spec(prefix: str, unit: str, fio2: bool) -> tuple[bool, int, str, int]
 
 
 _RATES = {(p, u, fio2): _rate_spec(p, u, fio2) for p in _PREFIXES for u in ("B", "bit") for fio2 in (False, True)}
-# fio 3's (fio2 False), for `_section_direction`
-_BYTES3 = {p: _BYTES[p, False] for p in _PREFIXES}
-_RATES3 = {(p, u): _RATES[p, u, False] for p in _PREFIXES for u in ("B", "bit")}
 
 
 def _rate(value: float, prefix: str, unit: str, fio2: bool) -> tuple[float, str, float]:
@@ -1006,23 +612,18 @@ def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run
     if first.error if one else any([b.error for b in blocks]):
         metadata["error"] = ",".join(str(b.error) for b in blocks)
 
-    if header is not None and header.settled is not None:  # what the branches below make of its header
-        pattern, operation, header_metadata, bs_read, bs_write, queue_depth = header.settled
-        metadata.update(header_metadata)
-        read_pct = _read_pct(operation, blocks, active, inferred)
+    if header is not None and header.rw in FIO_RW:
+        pattern, operation = FIO_RW[header.rw]
+        metadata["rw"] = header.rw
+        metadata["header_line"] = str(header.line)
     else:
-        if header is not None and header.rw in _RW:
-            pattern, operation = _RW[header.rw]
-            metadata["rw"] = header.rw
-            metadata["header_line"] = str(header.line)
-        else:
-            keys = {k for k, _ in active}
-            operation = "mixed" if len(keys) > 1 or "mixed" in keys else ("write" if "write" in keys else "read")
-            pattern = "random" if "rand" in first.name.lower() else "sequential"
-            inferred += ["pattern", "operation"]
-        read_pct = _read_pct(operation, blocks, active, inferred)
-        bs_read, bs_write = _block_sizes(header, pattern, blocks, active, inferred, metadata)
-        queue_depth = _queue_depth(inv, header, blocks, inferred, metadata)
+        keys = {k for k, _ in active}
+        operation = "mixed" if len(keys) > 1 or "mixed" in keys else ("write" if "write" in keys else "read")
+        pattern = "random" if "rand" in first.name.lower() else "sequential"
+        inferred += ["pattern", "operation"]
+    read_pct = _read_pct(operation, blocks, active, inferred)
+    bs_read, bs_write = _block_sizes(header, pattern, blocks, active, inferred, metadata)
+    queue_depth = _queue_depth(inv, header, blocks, inferred, metadata)
     threads = first.jobs if one else sum([b.jobs for b in blocks])
     if first.pasted:
         inferred.append("threads")
@@ -1048,36 +649,35 @@ def _records(inv: _Invocation, header: _Header | None, blocks: list[_Block], run
         if rounded:
             meta["iops_from"] = "printed (rounded)"
         records.append(
-            IoRecord(  # positional, in records.IO_FIELD_ORDER
-                TOOL,
-                run_index,
-                first.line,
-                pattern,  # type: ignore[arg-type]
-                operation,  # type: ignore[arg-type]
-                read_pct,
-                "total" if key == "mixed" else key,  # type: ignore[arg-type]
-                bs_write if key == "write" else bs_read,
-                threads,
-                queue_depth,
-                iops,
-                tput,
-                tput_unit,  # type: ignore[arg-type]
-                lat_unit,
-                avg,
-                lo,
-                hi,
-                p50,
-                p95,
-                p99,
-                p999,
-                duration,
-                inv.version,
-                inv.disk,
-                None,  # started_at
-                inferred.copy(),
-                meta,
-                hist,
-                "share",
+            IoRecord(
+                tool=TOOL,
+                run_index=run_index,
+                source_line=first.line,
+                pattern=pattern,  # type: ignore[arg-type]
+                operation=operation,  # type: ignore[arg-type]
+                read_pct=read_pct,
+                direction="total" if key == "mixed" else key,  # type: ignore[arg-type]
+                block_size_bytes=bs_write if key == "write" else bs_read,
+                threads=threads,
+                queue_depth=queue_depth,
+                iops=iops,
+                throughput=tput,
+                throughput_unit=tput_unit,  # type: ignore[arg-type]
+                latency_unit=lat_unit,
+                latency_avg=avg,
+                latency_min=lo,
+                latency_max=hi,
+                latency_p50=p50,
+                latency_p95=p95,
+                latency_p99=p99,
+                latency_p999=p999,
+                duration_s=duration,
+                tool_version=inv.version,
+                target=inv.disk,
+                inferred=inferred.copy(),
+                metadata=meta,
+                histogram=hist,
+                histogram_kind="share",
             )
         )
     return records
@@ -1346,68 +946,26 @@ _BASIS = {
 }
 
 
-def _rising(block: _Block, unit_ns: float, top: object) -> list[tuple[float, float]] | None:
-    """The job's (bucket upper bound, printed share), or None unless each bound is above the one before."""
-    buckets = []
-    append = buckets.append
-    last = -math.inf
-    isfinite = math.isfinite
-    for dist_unit, entries in block.lat_dist:
-        dist_ns = _NS[dist_unit]
-        if ">=" not in entries:
-            # No open bucket: `_DIST_ENTRY`'s matches, each bound finite (at most 9 digits)
-            for bound, share in _DIST_PAIR.findall(entries):
-                upper = float(bound) * dist_ns / unit_ns
-                if not upper > last:
-                    return None
-                last = upper
-                append((upper, float(share)))
-            continue
-        for open_, bound, share in _DIST_ENTRY.findall(entries):
-            upper = float(bound) * dist_ns / unit_ns  # as in _histogram
-            if open_:
-                upper = max(upper, float(top)) if isinstance(top, float) else upper * 2
-            if not upper > last:
-                return None
-            last = upper
-            if isfinite(upper):
-                append((upper, float(share)))
-    return buckets
-
-
 _UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6}  # _NS by the record's unit
 
 
 def _histogram(blocks: list[_Block], latency_unit: str, top: float | None) -> list[tuple[float, float]]:
     """The job's latency distribution (percent of I/Os per bucket) in the record's unit (`top`: its max
-    latency); clones are weighted by their I/O count."""
+    latency); clones are weighted by their I/O count. The open `>=` bucket ends at the max latency."""
     unit_ns = _UNIT_NS[latency_unit]
-    if len(blocks) == 1 and (buckets := _rising(blocks[0], unit_ns, top)) is not None:
-        # One job, so each share is its printed value: the weighted sum below is share * w / w for it, a few
-        # ulps off a figure of at most 4 decimals, which round(..., 4) gives back exactly.
-        return buckets
     merged: dict[float, float] = {}
     weights = [float(sum(b.issued)) if b.issued and sum(b.issued) > 0 else 1.0 for b in blocks]
     total_w = sum(weights)
-    get = merged.get
-    for b, w in zip(blocks, weights, strict=True):
-        seen = False
-        for dist_unit, entries in b.lat_dist:
-            dist_ns = _NS[dist_unit]
-            if ">=" not in entries:  # no open bucket (as in `_rising`)
-                if pairs := _DIST_PAIR.findall(entries):
-                    seen = True
-                for bound, share in pairs:
-                    upper = float(bound) * dist_ns / unit_ns
-                    merged[upper] = get(upper, 0.0) + float(share) * w / total_w
-                continue
-            if found := _DIST_ENTRY.findall(entries):
-                seen = True
-            for open_, bound, share in found:
-                upper = float(bound) * dist_ns / unit_ns
-                if open_:
-                    upper = max(upper, float(top)) if isinstance(top, float) else upper * 2
-                merged[upper] = get(upper, 0.0) + float(share) * w / total_w
-        if not seen:
-            return []
-    return [(b, round(s, 4)) for b, s in sorted(merged.items()) if math.isfinite(b)]
+    for block, weight in zip(blocks, weights, strict=True):
+        entries = [
+            (open_, float(bound) * _NS[unit] / unit_ns, float(share))
+            for unit, text in block.lat_dist
+            for open_, bound, share in _DIST_ENTRY.findall(text)
+        ]
+        if not entries:
+            return []  # a clone without a distribution: no merged one
+        for open_, upper, share in entries:
+            if open_:
+                upper = max(upper, float(top)) if isinstance(top, float) else upper * 2
+            merged[upper] = merged.get(upper, 0.0) + share * weight / total_w
+    return [(bound, round(share, 4)) for bound, share in sorted(merged.items()) if math.isfinite(bound)]

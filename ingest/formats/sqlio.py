@@ -62,17 +62,23 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import accumulate
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
 
 from ingest.errors import ParseError
+from ingest.formats._common import first_content_line
 from ingest.records import IoRecord
 from ingest.textio import find_rare, lines_holding
 
 T = TypeVar("T")
 
 NAME = "sqlio"
+TITLE = "SQLIO"
+TOOLS = ("sqlio",)
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
 TOOL = "sqlio"
 
 # The histogram SQLIO prints when a pasted run lost its `ms:` row.
@@ -90,79 +96,56 @@ _WHOLE = re.compile(r"[0-9]{1,9}")
 _COMMAND = re.compile(r"""(?:^|[\s>\\/"'&])(sqlio(?:\.exe)?["']?\s+-.*)$""", re.IGNORECASE)
 _TOKEN = re.compile(r'"[^"]*"|\S+')  # a command's words, a quoted one whole
 
-# The line reader: every line SQLIO prints that the parser reads, as one pattern matched at the start of a
-# stripped line. The alternatives are tried in this order and the outer group's name (`lastgroup`) says which
-# one matched: description lines first, then result lines; a line matching none is junk (or an echoed command).
-_LINE = re.compile(
-    r"(?P<version>(?i:sqlio v)(?P<version_id>\d\S*))"
-    r"|(?P<threads>(?i:(?P<threads_n>\d{1,9}) threads? (?P<threads_op>reading|writing)"
-    r" for (?P<threads_secs>\d{1,9}) secs? (?:from|to) file (?P<threads_target>.+)$))"
-    r"|(?P<io_size>(?i:using (?P<io_kb>\d{1,9})\s*KB (?P<io_pattern>random|sequential) IOs?\b))"
-    r"|(?P<outstanding>(?i:enabling multiple I/Os per thread with (?P<outstanding_n>\d{1,9}) outstanding))"
-    r"|(?P<file_mask>(?i:file (?P<mask_target>.+?) with (?P<mask_threads>\d{1,9}) threads? \([^)]{0,40}\)"
-    r" using mask (?P<mask>.+)$))"
-    r"|(?P<parameter_file>(?i:parameter file used:\s*(?P<parameter_file_v>.+)$))"
-    r"|(?P<buffering>(?i:buffering set to (?P<buffering_v>.+)$))"
-    r"|(?P<file_bytes_before_expanding>(?i:current file size:\s*(?P<file_bytes_before_expanding_v>\d{1,20}) bytes))"
-    r"|(?P<file_bytes_expanded_by>(?i:need to expand by:\s*(?P<file_bytes_expanded_by_v>\d{1,20}) bytes))"
-    r"|(?P<counter>(?i:using (?P<counter_v>.+?) for latency timings(?:,\s*(?P<counter_cps>\d+) counts per second)?))"
-    r"|(?P<size>(?i:using (?P<size_source>specified|current) size:\s*(?P<size_v>\d{1,15}\s*[A-Za-z]{1,4}) for file:))"
-    r"|(?P<other>(?i:initialization done|size of file .+ needs to be:|expanding .+ done))"
-    r"|(?P<cumulative>(?i:CUMULATIVE DATA:))"
-    r"|(?P<iops>(?i:IOs/sec:))"
-    r"|(?P<mbs>(?i:MBs/sec:))"
-    r"|(?P<latency>(?i:(?P<latency_kind>Min|Avg|Max)_Latency\(ms\):))"
-    r"|(?P<labels>ms:\s*0\s)"
-    r"|(?P<shares>%:\s*\d)"
+# Every line SQLIO prints that the parser reads: the ASCII characters it can start with, and its pattern, matched at
+# the start of a stripped line. A line is tried against the patterns that can start with its first character (a
+# line starting with any other character against all: case-insensitive matching lets some letters outside ASCII
+# match), in this order, which decides between patterns that fit the same line; the outer group's name
+# (`lastgroup`) says which one matched. A line matching none is junk (or an echoed command).
+_LINE_PATTERNS = (
+    ("sS", r"(?P<version>(?i:sqlio v)(?P<version_id>\d\S*))"),
+    (
+        "0123456789",
+        r"(?P<threads>(?i:(?P<threads_n>\d{1,9}) threads? (?P<threads_op>reading|writing)"
+        r" for (?P<threads_secs>\d{1,9}) secs? (?:from|to) file (?P<threads_target>.+)$))",
+    ),
+    ("uU", r"(?P<io_size>(?i:using (?P<io_kb>\d{1,9})\s*KB (?P<io_pattern>random|sequential) IOs?\b))"),
+    ("eE", r"(?P<outstanding>(?i:enabling multiple I/Os per thread with (?P<outstanding_n>\d{1,9}) outstanding))"),
+    (
+        "fF",
+        r"(?P<file_mask>(?i:file (?P<mask_target>.+?) with (?P<mask_threads>\d{1,9}) threads? \([^)]{0,40}\)"
+        r" using mask (?P<mask>.+)$))",
+    ),
+    ("pP", r"(?P<parameter_file>(?i:parameter file used:\s*(?P<parameter_file_v>.+)$))"),
+    ("bB", r"(?P<buffering>(?i:buffering set to (?P<buffering_v>.+)$))"),
+    (
+        "cC",
+        r"(?P<file_bytes_before_expanding>(?i:current file size:\s*(?P<file_bytes_before_expanding_v>\d{1,20}) bytes))",
+    ),
+    ("nN", r"(?P<file_bytes_expanded_by>(?i:need to expand by:\s*(?P<file_bytes_expanded_by_v>\d{1,20}) bytes))"),
+    (
+        "uU",
+        r"(?P<counter>(?i:using (?P<counter_v>.+?) for latency timings"
+        r"(?:,\s*(?P<counter_cps>\d+) counts per second)?))",
+    ),
+    (
+        "uU",
+        r"(?P<size>(?i:using (?P<size_source>specified|current) size:"
+        r"\s*(?P<size_v>\d{1,15}\s*[A-Za-z]{1,4}) for file:))",
+    ),
+    ("iIsSeE", r"(?P<other>(?i:initialization done|size of file .+ needs to be:|expanding .+ done))"),
+    ("cC", r"(?P<cumulative>(?i:CUMULATIVE DATA:))"),
+    ("iI", r"(?P<iops>(?i:IOs/sec:))"),
+    ("mM", r"(?P<mbs>(?i:MBs/sec:))"),
+    ("mMaA", r"(?P<latency>(?i:(?P<latency_kind>Min|Avg|Max)_Latency\(ms\):))"),
+    ("m", r"(?P<labels>ms:\s*0\s)"),
+    ("%", r"(?P<shares>%:\s*\d)"),
 )
+_LINE = re.compile("|".join(pattern for _, pattern in _LINE_PATTERNS))
+_LINE_BY_FIRST = {
+    first: re.compile("|".join(pattern for starts, pattern in _LINE_PATTERNS if first in starts))
+    for first in {c for starts, _ in _LINE_PATTERNS for c in starts}
+}
 _METADATA_LINES = ("parameter_file", "buffering", "file_bytes_before_expanding", "file_bytes_expanded_by")
-
-# The fast path: a run as SQLIO 1.5.SG prints it (`-kR|W -tN -sN [-oN] -fX -bN [-BX] -LS`; a batch log is one
-# after another, each after its echoed command) is read without the line reader, by _PROMPT, _HEAD and _RESULTS.
-# Each line they accept is one `_LINE` reads the same way (plain ASCII, the numbers `_NUMBER` accepts, no
-# whitespace around the text fields), so both make the same record; any other layout (parameter files, pasted
-# fragments, other spacing or case, bad numbers) is left to the line reader. A run's version and description
-# lines (_HEAD) and its `%:` row recur throughout a batch log and across logs: each distinct text is read once.
-_NUM = r"[0-9]{1,15}(?:\.[0-9]{1,15}|)"  # as _NUMBER; written with `|`, which re matches faster than `?`
-_TEXT = r"[!-~](?:[ -~]*[!-~])?"
-_EOL = r"[ \t]*\n"
-# The echoed command (`C:\SQLIO>sqlio -kR ...`): _COMMAND finds it after the `>` (the path holds no space).
-_PROMPT = re.compile(r"[ \t]*[A-Za-z]:\\[^\s>\"'&]*>(?P<command>sqlio -(?:[ -~]*[!-~])?)" + _EOL)
-_HEAD = re.compile(
-    rf"[ \t]*sqlio v(?P<version>[0-9][!-~]*){_EOL}"
-    rf"(?:[ \t]*using (?P<timer>[a-z]+(?: [a-z]+)*?) for latency timings"
-    rf"(?:, (?P<timer_cps>[0-9]+) counts per second)?{_EOL})?"
-    rf"[ \t]*(?P<threads>[0-9]{{1,9}}) threads? (?P<operation>reading|writing) for (?P<secs>[0-9]{{1,9}}) secs?"
-    rf" (?:from|to) file (?P<target>{_TEXT}){_EOL}"
-    rf"[ \t]*using (?P<kb>[0-9]{{1,9}})KB (?P<pattern>random|sequential) IOs{_EOL}"
-    rf"(?:[ \t]*enabling multiple I/Os per thread with (?P<outstanding>[0-9]{{1,9}}) outstanding{_EOL})?"
-    rf"(?:[ \t]*buffering set to (?P<buffering>{_TEXT}){_EOL})?"
-    rf"(?:[ \t]*using (?P<size_source>current|specified) size: (?P<size>[0-9]{{1,15}} ?[A-Za-z]{{1,4}})"
-    rf" for file:(?P<size_rest>[^\n]*)\n)?"
-    rf"(?:[ \t]*initialization done{_EOL})?"
-)
-_MAX_HEAD = 2048  # characters from `sqlio v` to `CUMULATIVE DATA:` that _HEAD reads
-_MAX_INDENT = 16  # characters before `sqlio v` on its line that _HEAD reads
-_TIMER_PHRASE = re.compile(" for latency timings", re.IGNORECASE)
-# SQLIO does not indent its results (and the line reader reads indented ones).
-_RESULTS = re.compile(
-    rf"CUMULATIVE DATA:{_EOL}"
-    rf"throughput metrics:{_EOL}"
-    rf"IOs/sec:[ \t]*(?P<iops>{_NUM}){_EOL}"
-    rf"MBs/sec:[ \t]*(?P<mbs>{_NUM}){_EOL}"
-    rf"latency metrics:{_EOL}"
-    rf"Min_Latency\(ms\):[ \t]*(?P<min>{_NUM}){_EOL}"
-    rf"Avg_Latency\(ms\):[ \t]*(?P<avg>{_NUM}){_EOL}"
-    rf"Max_Latency\(ms\):[ \t]*(?P<max>{_NUM}){_EOL}"
-    rf"histogram:{_EOL}"
-    r"(?P<labels>[^\n]*)\n"
-    r"(?P<shares>%:[^\n]*)(?:\n|\Z)"
-)
-_CUMULATIVE_TO_SHARES = 10  # lines from `CUMULATIVE DATA:` to the `%:` row in _RESULTS
-_LABELS_ROW = "ms: 0" + "".join(f" {k:2d}" for k in range(1, 24)) + " 24+"  # as SQLIO prints it
-# 25 shares, written out: re matches this faster than a repeated group.
-_SHARES_ROW = re.compile(r"%:[ \t]*(?P<shares>" + _NUM + (r"[ \t]+" + _NUM) * 24 + r")[ \t]*")
-_MAX_SHARES_ROW = 25 * 32  # characters of a `%:` row that _SHARES_ROW reads
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
 _DETECT_VERSION = re.compile(r"[ \t]*sqlio v\d", re.IGNORECASE)
@@ -172,11 +155,9 @@ _DETECT_USING = re.compile(r"[ \t]*using \d+KB (?:random|sequential) IOs")
 
 def detect(text: str) -> float:
     head = text[:65536]
-    # Another tool's text costs a memchr scan for each of "q", "Q" and "_" (the rare letters of the version's two
-    # spellings and of the latency label: str.find of those words reads a large text ten times slower) and one
-    # str.rfind scan for the rates' common tail (CPython's rfind skips ahead on a character not in the literal, its
-    # find reads a large text two to three times slower). Without any of them the score could not reach the registry's
-    # threshold (the run lines give 0.25).
+    # Every file of unknown format passes through here: the version and latency labels are found by their letters
+    # rare in other tools' outputs (textio.find_rare), the rates by their common tail. Without any of them the score
+    # could not reach the registry's threshold (the run lines give 0.25).
     version = (find_rare(head, "sqlio v", 1) >= 0 and _starts(_DETECT_VERSION, head, "sqlio v")) or (
         find_rare(head, "SQLIO v", 1) >= 0 and _starts(_DETECT_VERSION, head, "SQLIO v")
     )
@@ -239,51 +220,30 @@ class _Command:
         return self.integers.get(flag)
 
 
-_cached_command = lru_cache(maxsize=4096)(_Command.parse)
-
-
-def _command(text: str) -> _Command:
-    """The echoed command, read once per distinct text (a batch log repeats its commands; long lines are not kept)."""
-    return _cached_command(text) if len(text) <= 1024 else _Command.parse(text)
-
-
-# SQLIO's own histogram without its open bucket, and the buckets of its percentiles (see _histogram).
-_StandardHistogram = tuple[tuple[tuple[float, float], ...], tuple[int, ...] | None]
-# A `%:` row's shares and their _StandardHistogram.
-_ShareRow = tuple[tuple[float, ...], _StandardHistogram]
-
-
+@dataclass(slots=True)
 class _Run:
     """One run as read so far: its description, its results and where they are."""
 
-    __slots__ = (
-        "start_line", "command", "version", "operation", "pattern", "threads", "file_threads", "duration_s",
-        "block_size_bytes", "queue_depth", "targets", "metadata", "described", "result_line", "iops", "mbs",
-        "latency", "labels", "shares", "shares_line", "standard_histogram",
-    )  # fmt: skip
-
-    def __init__(self, start_line: int, command: _Command | None) -> None:
-        self.start_line = start_line
-        self.command = command
-        self.version: str | None = None
-        self.operation: str | None = None
-        self.pattern: str | None = None
-        self.threads: int | None = None
-        self.file_threads: list[int] = []
-        self.duration_s: float | None = None
-        self.block_size_bytes: int | None = None
-        self.queue_depth: int | None = None
-        self.targets: list[str] = []
-        self.metadata: dict[str, str] = {}
-        self.described = False
-        self.result_line: int | None = None
-        self.iops: float | None = None
-        self.mbs: float | None = None
-        self.latency: dict[str, float] = {}
-        self.labels: list[str] | None = None
-        self.shares: tuple[float, ...] | None = None
-        self.shares_line = 0
-        self.standard_histogram: _StandardHistogram | None = None  # made by _share_row with the shares
+    start_line: int
+    command: _Command | None
+    version: str | None = None
+    operation: str | None = None
+    pattern: str | None = None
+    threads: int | None = None
+    file_threads: list[int] = field(default_factory=list)
+    duration_s: float | None = None
+    block_size_bytes: int | None = None
+    queue_depth: int | None = None
+    targets: list[str] = field(default_factory=list)
+    metadata: dict[str, str] = field(default_factory=dict)
+    described: bool = False
+    result_line: int | None = None
+    iops: float | None = None
+    mbs: float | None = None
+    latency: dict[str, float] = field(default_factory=dict)
+    labels: list[str] | None = None
+    shares: tuple[float, ...] | None = None
+    shares_line: int = 0
 
     @property
     def has_results(self) -> bool:
@@ -299,44 +259,65 @@ def parse(text: str) -> list[IoRecord]:
                 "SQLIO run has no results: the output ends before 'CUMULATIVE DATA' (cut short or aborted)",
                 reader.first_unfinished.start_line,
             )
-        raise ParseError("no SQLIO result found (no 'IOs/sec:' or 'MBs/sec:' line of a sqlio run)", _first_line(text))
+        raise ParseError(
+            "no SQLIO result found (no 'IOs/sec:' or 'MBs/sec:' line of a sqlio run)", first_content_line(text)
+        )
     return reader.records
 
 
 class _Reader:
-    """The state between lines: the records so far, the current run, the echoed command waiting for the next run."""
-
-    __slots__ = ("records", "run", "pending", "first_unfinished")
+    """The line dispatcher: the records so far, the current run, the echoed command waiting for the next run."""
 
     def __init__(self) -> None:
         self.records: list[IoRecord] = []
         self.run: _Run | None = None
         self.pending: _Command | None = None
         self.first_unfinished: _Run | None = None
+        self.commands: dict[str, _Command] = {}  # a batch log echoes the same few commands run after run
 
     def read(self, text: str) -> None:
-        """Read the runs in SQLIO's own layout by the fast path, the text around them (notes, prompts, runs in other
-        layouts) by the line reader, in the same state."""
-        pos = 0  # start of the text not read yet, always a line start
-        lineno = 1  # its line number
-        found = text.find("sqlio v")
-        cumulative = -1  # the next `CUMULATIVE DATA:` line after `found`, looked for once per such line
-        while found >= 0:
-            if cumulative < found and (cumulative := text.find("\nCUMULATIVE DATA:", found) + 1) == 0:
-                break
-            if cumulative - found <= _MAX_HEAD and (block := _block_at(text, pos, found, cumulative)) is not None:
-                start, end, command, head, results, shares = block
-                gap = text[pos:start]
-                lineno = self.lines(gap, lineno) if gap.strip() else lineno + gap.count("\n")
-                lineno = self.block(lineno, command, head, results, shares)
-                pos = end
-                found = text.find("sqlio v", pos)
-            else:
-                # A run the fast path reads starts its line with `sqlio v`: look on the next line.
-                newline = text.find("\n", found)
-                found = -1 if newline < 0 else text.find("sqlio v", newline)
-        self.lines(text[pos:], lineno)
+        for lineno, raw in enumerate(text.split("\n"), 1):
+            line = raw.strip()
+            if line:
+                self.line(line, lineno)
         self.close()
+
+    def line(self, line: str, lineno: int) -> None:
+        first = line[0]
+        pattern = _LINE_BY_FIRST.get(first) if first.isascii() else _LINE
+        m = pattern.match(line) if pattern is not None else None
+        if m is None:
+            # Each spelling _COMMAND accepts holds "ql" once lower-cased (only q/Q and l/L match there).
+            if "ql" in line.lower() and (command := _COMMAND.search(line)):
+                self.pending = self.command(command.group(1).rstrip())
+            return
+        kind = m.lastgroup
+        run = self.run
+        if kind == "version":
+            self.start(lineno).version = m.group("version_id")
+        elif kind in _DESCRIPTIONS:
+            # A description after the results belongs to the next run.
+            if run is None or run.has_results:
+                run = self.start(lineno)
+            _describe(m, kind, run)
+        else:
+            if kind == "latency":
+                kind = m.group("latency_kind").lower()
+            # A result the run already has is the next run's, pasted without its description.
+            if run is None or _repeats(run, kind):
+                run = self.start(lineno)
+            _result(line, kind, lineno, run)
+
+    def command(self, text: str) -> _Command:
+        if text not in self.commands:
+            self.commands[text] = _Command.parse(text)
+        return self.commands[text]
+
+    def start(self, line: int) -> _Run:
+        self.close()
+        run = self.run = _Run(line, self.pending)
+        self.pending = None
+        return run
 
     def close(self) -> None:
         run = self.run
@@ -347,162 +328,6 @@ class _Reader:
         elif self.first_unfinished is None and (run.described or run.version):
             self.first_unfinished = run
         self.run = None
-
-    def start(self, line: int) -> _Run:
-        self.close()
-        run = self.run = _Run(line, self.pending)
-        self.pending = None
-        return run
-
-    def lines(self, text: str, lineno: int) -> int:
-        """Read `text` (whole lines, the first on line `lineno`); return the number of its last line."""
-        for lineno, raw in enumerate(text.split("\n"), lineno):  # noqa: B020 - the last one is returned
-            line = raw.strip()
-            if not line:
-                continue
-            m = _LINE.match(line)
-            if m is None:
-                # Each spelling _COMMAND accepts holds "ql" once lower-cased (only q/Q and l/L match there).
-                if "ql" in line.lower() and (command := _COMMAND.search(line)):
-                    self.pending = _command(command.group(1).rstrip())
-                continue
-            kind = m.lastgroup
-            run = self.run
-            if kind == "version":
-                self.start(lineno).version = m.group("version_id")
-            elif kind in _DESCRIPTIONS:
-                # A description after the results belongs to the next run.
-                if run is None or run.has_results:
-                    run = self.start(lineno)
-                _describe(m, kind, run)
-            else:
-                if kind == "latency":
-                    kind = m.group("latency_kind").lower()
-                # A result the run already has is the next run's, pasted without its description.
-                if run is None or _repeats(run, kind):
-                    run = self.start(lineno)
-                _result(line, kind, lineno, run)
-        return lineno
-
-    def block(self, lineno: int, command: str | None, head: _Head, results: re.Match[str], shares: _ShareRow) -> int:
-        """Record a run the fast path read (see _block_at) from line `lineno` as the line reader would; return the
-        number of the line after it."""
-        if command is not None:
-            self.pending = _command(command)
-            lineno += 1
-        run = self.start(lineno)
-        run.version = head.version
-        run.metadata.update(head.metadata)
-        run.described = True
-        run.threads = head.threads
-        run.operation = head.operation
-        run.duration_s = head.duration_s
-        run.targets.append(head.target)
-        run.block_size_bytes = head.block_size_bytes
-        run.pattern = head.pattern
-        run.queue_depth = head.queue_depth
-        run.result_line = cumulative_line = lineno + head.lines
-        iops, mbs, min_ms, avg_ms, max_ms = results.group("iops", "mbs", "min", "avg", "max")
-        run.iops = float(iops)
-        run.mbs = float(mbs)
-        latency = run.latency
-        latency["min"] = float(min_ms)
-        latency["avg"] = float(avg_ms)
-        latency["max"] = float(max_ms)
-        run.labels = _STANDARD_LABELS
-        run.shares, run.standard_histogram = shares
-        run.shares_line = cumulative_line + _CUMULATIVE_TO_SHARES
-        self.close()
-        return run.shares_line + 1
-
-
-class _Head(NamedTuple):
-    """A run's version and description lines, as _HEAD reads them."""
-
-    version: str
-    metadata: tuple[tuple[str, str], ...]  # in the order of the lines, as the line reader fills it
-    threads: int
-    operation: str
-    duration_s: float
-    target: str
-    block_size_bytes: int
-    pattern: str
-    queue_depth: int | None
-    lines: int
-
-
-def _block_at(
-    text: str, pos: int, found: int, cumulative: int
-) -> tuple[int, int, str | None, _Head, re.Match[str], _ShareRow] | None:
-    """The run whose `sqlio v` is at `found` and `CUMULATIVE DATA:` at `cumulative`, when the fast path reads it:
-    where it starts (at its echoed command, else its version line) and ends, the command, its _head, its _RESULTS
-    and its `%:` row's _share_row. The text before `pos` is read."""
-    # Only a little indentation is looked back over, so that a long line holding `sqlio v` is not scanned back
-    # again for each.
-    newline = text.rfind("\n", max(pos, found - _MAX_INDENT), found)
-    if newline < 0 and found - _MAX_INDENT > pos:
-        return None
-    start = pos if newline < 0 else newline + 1
-    if (head := _head(text[start:cumulative])) is None:
-        return None
-    results = _RESULTS.match(text, cumulative)
-    if results is None or len(row := results["shares"]) > _MAX_SHARES_ROW or (shares := _share_row(row)) is None:
-        return None
-    if (labels := results["labels"]) != _LABELS_ROW and labels.rstrip(" \t") != _LABELS_ROW:
-        return None
-    command = None
-    if start > pos:
-        newline = text.rfind("\n", pos, start - 1)
-        if prompt := _PROMPT.match(text, pos if newline < 0 else newline + 1):
-            command, start = prompt["command"], prompt.start()
-    return start, results.end(), command, head, results, shares
-
-
-@lru_cache(maxsize=2048)
-def _head(text: str) -> _Head | None:
-    """A run's version and description lines (read once per distinct text), None when _HEAD does not read them."""
-    m = _HEAD.fullmatch(text)
-    if m is None:
-        return None
-    version, timer, timer_cps, threads, operation, secs, target, kb, pattern, outstanding = m.group(
-        "version", "timer", "timer_cps", "threads", "operation", "secs", "target", "kb", "pattern", "outstanding"
-    )
-    buffering, size_source, size, size_rest = m.group("buffering", "size_source", "size", "size_rest")
-    # The line reader's timer ends at the first `for latency timings`, and it takes a file size line that holds
-    # one for the timer line.
-    if (timer and " for latency timings" in " " + timer) or (size_rest and _TIMER_PHRASE.search(size_rest)):
-        return None
-    metadata: list[tuple[str, str]] = []
-    if timer is not None:
-        metadata.append(("latency_timer", timer))
-        if timer_cps:
-            metadata.append(("latency_timer_counts_per_second", timer_cps))
-    if buffering is not None:
-        metadata.append(("buffering", buffering))
-    if size is not None:
-        metadata += [("file_size", size), ("file_size_source", size_source)]
-    return _Head(  # in the order of its fields (keywords cost more than the rest of a cache miss)
-        version,
-        tuple(metadata),
-        int(threads),
-        "read" if operation == "reading" else "write",
-        float(secs),
-        target,
-        int(kb) * 1024,
-        pattern,
-        None if outstanding is None else int(outstanding),
-        text.count("\n"),
-    )
-
-
-@lru_cache(maxsize=4096)
-def _share_row(row: str) -> _ShareRow | None:
-    """A `%:` row of 25 shares and what they make, read once per distinct row (the tuples are shared by the
-    records, never changed; _block_at passes no row longer than _MAX_SHARES_ROW); None for any other row."""
-    if (m := _SHARES_ROW.fullmatch(row)) is None:
-        return None
-    shares = tuple(map(float, m["shares"].split()))
-    return shares, _standard_histogram(shares)
 
 
 _DESCRIPTIONS = frozenset(
@@ -571,7 +396,11 @@ def _result(line: str, kind: str, lineno: int, run: _Run) -> None:
         run.labels = line.split(":", 1)[1].split()
         return
     if kind == "shares":
-        run.shares = tuple(_number(v, "histogram share", lineno) for v in line.split(":", 1)[1].split())
+        values = line.split(":", 1)[1].split()
+        if not all(map(_NUMBER.match, values)):
+            for value in values:
+                _number(value, "histogram share", lineno)  # raises at the first that is no number
+        run.shares = tuple(map(float, values))
         run.shares_line = lineno
         run.result_line = run.result_line or lineno
         return
@@ -733,9 +562,8 @@ def _histogram(run: _Run) -> tuple[list[tuple[float, float]], tuple[float, ...] 
     max_ms = run.latency.get("max")
     # Open bucket: nothing in the run took longer than Max_Latency (truncated to whole ms).
     open_bound = max(_OPEN_BUCKET_MIN_MS, (max_ms + 1) if max_ms is not None else 0.0)
-    if labels is _STANDARD_LABELS or labels == _STANDARD_LABELS:
-        closed, picks = run.standard_histogram or _standard_histogram(shares)
-        out = list(closed)
+    if labels == _STANDARD_LABELS:
+        out = list(zip(_CLOSED_BOUNDS, shares[:-1], strict=True))
         out.append((open_bound, shares[-1]))
     else:
         out = []
@@ -745,16 +573,11 @@ def _histogram(run: _Run) -> tuple[list[tuple[float, float]], tuple[float, ...] 
                 raise ParseError(f"SQLIO histogram bucket {label[:20]!r} is not a whole number of ms", run.shares_line)
             bound = float(low) + 1
             out.append((max(bound, open_bound) if label.endswith("+") else bound, share))
-        picks = _percentile_buckets(shares)
+    picks = _percentile_buckets(shares)
     if picks is None:
         return out, None
     p50, p95, p99, p999 = picks
     return out, (out[p50][0], out[p95][0], out[p99][0], out[p999][0])
-
-
-def _standard_histogram(shares: tuple[float, ...]) -> _StandardHistogram:
-    """The closed buckets (all but `24+`) of SQLIO's own 25-bucket histogram, and the buckets of its percentiles."""
-    return tuple(zip(_CLOSED_BOUNDS, shares[:-1], strict=True)), _percentile_buckets(shares)
 
 
 def _percentile_buckets(shares: tuple[float, ...]) -> tuple[int, ...] | None:
@@ -766,10 +589,3 @@ def _percentile_buckets(shares: tuple[float, ...]) -> tuple[int, ...] | None:
     running = list(accumulate(shares))
     last = len(shares) - 1
     return tuple(min(bisect_left(running, total * p / 100.0 - 1e-9), last) for p in _PERCENTILES)
-
-
-def _first_line(text: str) -> int:
-    for i, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            return i
-    return 1

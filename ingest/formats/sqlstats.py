@@ -61,23 +61,34 @@ Rules:
 - A table line whose first column is recognized but whose columns cannot all be read (cut off, a label that
   fits no layout, a count beyond BIGINT) raises ParseError at that line; so does a file without any table line
   or time block.
+- Reading: a file prints a few table-line layouts hundreds of times. The first line of a layout is read label by
+  label (the robust reading above); the parse then keeps that line as a pattern (`_Layout`: its text, with the name
+  and each count a group) and reads the lines that match it in full by it, which gives what the robust reading
+  gives. Nothing is kept from one parse to the next.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ingest.errors import ParseError
+from ingest.formats._common import first_content_line
 from ingest.records import QueryIoRecord, QueryTimeRecord
 
 _T = TypeVar("_T")
 
+
 NAME = "sqlstats"
-TOOL = "sqlserver"
+TITLE = "SQL Server STATISTICS IO/TIME"
+TOOLS: tuple[str, ...] = ()  # no IoRecords: its query records carry the tool "sqlserver"
+HOST_KEYS: frozenset[str] = frozenset()
+USER_KEYS: frozenset[str] = frozenset()
+RESULT_KEY_PREFIXES: tuple[str, ...] = ()
+RESULT_KEYS: tuple[str, ...] = ()
+TOOL = "sqlserver"  # of the query records
 
 # Columns in the order SQL Server prints them, per layout.
 FIELDS_2019 = (
@@ -442,7 +453,6 @@ VOCABULARIES: dict[str, Vocabulary] = {
 }
 
 
-@lru_cache(maxsize=4096)  # the same few dozen labels on every table line
 def _norm(label: str) -> str:
     """Labels compare without case, runs of spaces or typographic apostrophes."""
     return " ".join(label.replace("\u2019", "'").split()).casefold()
@@ -479,6 +489,10 @@ _LABELS, _TABLE_WORDS, _HEADERS = _build_tables()
 _LANGUAGES_BY_WORD = {_norm(word): codes for word, codes in _TABLE_WORDS.items()}
 _HEADER_BY_TEXT = {_norm(text): where for text, where in _HEADERS.items()}
 _FIRST_FIELDS = frozenset({"scan_count", "segment_reads"})
+# Every table line and time header starts with a table word or a header (`Table`, `Tabla`, ..., `SQL Server ...`,
+# `Tiempo ...`): a line whose first letter is none of theirs is no record (matched without case, so other letters
+# than ASCII ones are always tried).
+_FIRST_LETTERS = frozenset(text[0].casefold() for text in (*_TABLE_WORDS, *_HEADERS))
 
 
 def _alternation(texts: list[str]) -> str:
@@ -519,56 +533,15 @@ _HEADER = re.compile(r"^(?P<header>" + _alternation(list(_HEADERS)) + r")\s*:?(?
 # `CPU time = 108 ms, elapsed time = 108 ms.` in every language: CPU first, then elapsed, in ms.
 _TIME_VALUES = re.compile(r"^[^=\d]+=\s*(\d{1,15})[^=\d]*=\s*(\d{1,15})[^=\d]*$")
 _PREFIX = re.compile(r"^\s*(?:--+|VERBOSE:\s)", re.IGNORECASE)
+_PREFIX_FIRST = frozenset("-vV")  # the first characters `_PREFIX` can match after white space
 
 
-def _time_form(template: str) -> Callable[[str], re.Match[str] | None]:
-    """The fullmatch of a vocabulary's time line as printed, the two numbers its groups: twice as fast as
-    _TIME_VALUES, and a line it matches _TIME_VALUES matches with the same groups (checked here): it reads the same."""
-    before, rest = template.strip().split("{cpu}")
-    between, after = rest.split("{elapsed}")
-    m = _TIME_VALUES.match(before + "1" + between + "2" + after)
-    if m is None or m.span(1) != (len(before), len(before) + 1) or m.end(2) != len(m[0]) - len(after):
-        raise ImportError(f"time line {template!r} is not one _TIME_VALUES reads")
-    number = r"(\d{1,15})"
-    return re.compile(re.escape(before) + number + re.escape(between) + number + re.escape(after)).fullmatch
-
-
-def _ascii_starts(texts: Iterable[str], n: int) -> frozenset[str]:
-    """The first `n` characters, when ASCII, of the lines that can start with one of `texts` (matched without case;
-    a line with a non-ASCII character there is always tried: case-insensitive matching folds some onto ASCII)."""
-    starts = [""]
-    for k in range(1, n + 1):
-        heads = {t[:k] for t in texts}
-        if any(len(h) < k or any(c.isspace() or c in "'\u2019" for c in h) for h in heads):
-            # Spaces and apostrophes match more than themselves (see _alternation).
-            raise ValueError(f"cannot dispatch on {k} characters of {sorted(heads)}")
-        pattern = re.compile("|".join(map(re.escape, heads)), re.IGNORECASE)
-        starts = [s + c for s in starts for c in map(chr, range(128)) if pattern.fullmatch(s + c)]
-    return frozenset(starts)
-
-
-# Cheap dispatch on a line's first characters before any regex: most lines are blank, rows affected or time values,
-# and two characters tell headers such as `Tiempo ...` from table lines (`Tabla ...`).
-_PREFIX_STARTS = _ascii_starts(("-", "v"), 1)
-_IO_STARTS = _ascii_starts(_TABLE_WORDS, 2)
-_HEADER_STARTS = _ascii_starts(_HEADERS, 2)
-# The time line a header of each language and phase is followed by (others are read by _TIME_VALUES).
-_TIME_FORMS = {
-    (code, phase): _time_form(template)
-    for code, vocab in VOCABULARIES.items()
-    for phase, template in (("compile", vocab.compile_line), ("execution", vocab.execution_line))
-}
-if any(
-    template.strip()[0] in _PREFIX_STARTS
-    for v in VOCABULARIES.values()
-    for template in (v.compile_line, v.execution_line)
-):
-    raise ImportError("a time line starts like a `--` or `VERBOSE:` prefix: _scan reads the line after a header as is")
+# --------------------------------------------------------------------------------------------- detection
 
 _DETECT_CHARS = 1 << 19
-# Detection matches its patterns at the start of candidate lines found by str.find (a MULTILINE `^` pattern makes
-# Python's re attempt a match at every character of a large foreign file): a table line holds a quote, a time
-# header (not always on one line: its words may be apart) the lower-case literal every header contains.
+# Detection matches its patterns at the start of candidate lines found by str.find (a MULTILINE `^` pattern would
+# be tried at every character of a large file of another tool): a table line holds a quote, a time header (not
+# always on one line: its words may be apart) the lower-case literal every header contains.
 _DETECT_LEAD = r"[ \t]*(?:--+[ \t]*|VERBOSE:[ \t]+)?"
 _DETECT_IO = re.compile(
     _DETECT_LEAD + r"(?:" + _alternation(list(_TABLE_WORDS)) + r")[ \t]*:?[ \t]*['\"]", re.IGNORECASE
@@ -577,20 +550,9 @@ _DETECT_HEADER = re.compile(_DETECT_LEAD + r"(?:" + _alternation(list(_HEADERS))
 _IO_ANCHORS = ("'", '"')  # _DETECT_IO ends at the quote that opens the name
 _WORD_ANCHORS = ("tab", "テーブル")  # Table, Tabla, Tabella, Tabelle, Tabela; Japanese (lower case)
 _HEADER_ANCHORS = ("server",)  # every header names SQL Server; "sql" alone is in every SQLIO run header
-if any(len(word.split()) != 1 for word in _TABLE_WORDS):
-    raise ImportError("a table word of several words: _DETECT_IO may span lines, quotes no longer find its lines")
-# The last letters of the table words in either case. No other character matches these without case (re's special
-# case-insensitive matches are for other letters: k, s, i, Greek, ...).
-_WORD_ENDS = frozenset("aAeEル")
-if {word[-1] for word in _TABLE_WORDS} - _WORD_ENDS:
-    raise ImportError("a table word ends in another letter: update sqlstats._WORD_ENDS")
-
-# The table-line records are built positionally (half the cost of keywords): the columns in QueryIoRecord's order.
-_COLUMNS = FIELDS_2019 + FIELDS_SEGMENT
-if tuple(f.name for f in fields(QueryIoRecord))[:19] != (
-    ("statement_index", "source_line", "table_name") + _COLUMNS + ("tool", "tool_version", "language")
-):
-    raise ImportError("QueryIoRecord's fields changed: update sqlstats._COLUMNS and _io_record")
+# The last letters of the table words in either case (every table word is one word: tests check it). No other
+# character matches these without case.
+_WORD_ENDS = frozenset(c for word in _TABLE_WORDS for c in (word[-1].lower(), word[-1].upper()))
 
 
 def _line_matches(pattern: re.Pattern[str], head: str, low: str, anchors: tuple[str, ...]) -> Iterator[re.Match[str]]:
@@ -630,11 +592,11 @@ def detect(text: str) -> float:
     for m in matches:
         line = _line_at(head, m.start())
         try:
-            rec = _io_record(line, 1, None, -1, None)
+            read = _read_table_line(line, 1, None, -1)
         except ParseError:
             damaged += 1
             continue
-        io_lines += rec is not None
+        io_lines += read is not None
         if io_lines >= 2:
             break
     time_blocks = _has_time_block(head, low)
@@ -658,7 +620,7 @@ def _quoted_line_matches(head: str) -> Iterator[re.Match[str]]:
             start = head.rfind("\n", 0, i) + 1
             before = head[start:i]
             stem = before.rstrip(" \t:")
-            # As stripping " \t", one ":" and " \t" again (stem ends in a letter): another tool's quote costs one strip.
+            # As stripping " \t", one ":" and " \t" again (stem ends in a letter).
             if stem[-1:] in _WORD_ENDS and before.count(":", len(stem)) <= 1 and start not in tried:
                 tried.add(start)
                 if m := _DETECT_IO.match(head, start):
@@ -671,7 +633,7 @@ def _quoted_line_matches(head: str) -> Iterator[re.Match[str]]:
 def _has_time_block(head: str, low: str | None) -> bool:
     """A header followed by its values (on its own line or one of the next two); `low` is head.lower() or None."""
     if "q" not in head and "Q" not in head:
-        return False  # every header names SQL Server (re matches `q` without case to these two only): memchr scans
+        return False  # every header names SQL Server (re matches `q` without case to these two only)
     if low is None:
         first_values = head.find("=")  # the values are `... = N ..., ... = N`
         if first_values < 0:
@@ -702,126 +664,210 @@ def _strip_prefix(line: str) -> str:
     return line[m.end() :] if m else line
 
 
+# --------------------------------------------------------------------------------------------- reading
+
+
 def parse(text: str) -> list[Record]:
-    records = _scan(text)
+    records = _Reader().read(text)
     if not records:
         raise ParseError(
             "no SET STATISTICS IO or TIME output found: no `Table '...'. Scan count ...` line and no "
             "`SQL Server Execution Times` block in a known language (" + ", ".join(VOCABULARIES) + ")",
-            _first_content_line(text),
+            first_content_line(text),
         )
     return records
 
 
-def _scan(text: str) -> list[Record]:
+# Table-line layouts one parse learns, at most: a file prints a few, damaged input must not make it compile many.
+_MAX_LAYOUTS = 8
+
+
+@dataclass(slots=True)
+class _Layout:
+    """A table line read before, as a pattern: its text before the name, the name (a group), the text after it,
+    each count a group of at most 18 digits (so it fits a BIGINT). A line this matches in full has the same words,
+    labels and separators as the line learned, so reading it the robust way gives the same language and columns
+    (a label holds no digit; no quote after the name's closing one is followed by `. `)."""
+
+    pattern: re.Pattern[str]
+    fields: tuple[str, ...]  # of the counts, in the order printed
+    language: str | None
+    version: str | None
+
+
+@dataclass(slots=True)
+class _Reader:
     """The records in file order, numbered into statements as they are read (rules in the module docstring).
 
     Records are made with the number of the statement being read; only a statement that no Execution Times block
     ends (cut by a compile block or the end of the file) is renumbered, by `_split_statements`."""
-    out: list[Record] = []
-    index = 0  # the number of the statement being read: out[start:]
-    start = 0
-    breaks: list[int] = []  # positions in `out` before which a line other than a record came, in this statement
+
+    records: list[Record] = field(default_factory=list)
+    index: int = 0  # the number of the statement being read: records[start:]
+    start: int = 0
+    breaks: list[int] = field(default_factory=list)  # positions before which a line other than a record came
     pending: tuple[int, str, str] | None = None  # a time header waiting for its values: (line, language, phase)
     language: str | None = None  # the last table line's, to break ties between languages sharing a table word
-    budget = _Budget()
-    append = out.append
-    fast_match, fast_build, fast_language = _fast_layout(language)
-    lines = text.split("\n")
-    count = len(lines)
-    number = 0  # 1-based number of the line being read: lines[number] is the next one
-    while number < count:
-        raw = lines[number]
-        number += 1
-        line = raw.strip()
-        if not line:
-            continue
-        if line[0] in _PREFIX_STARTS:
-            # `--` and `VERBOSE: ` are removed first (see _PREFIX); dashes, the usual case, without the regex. No
-            # other first character can start one: _PREFIX's `\s*` skips what strip() skips.
-            line = line.lstrip("-").strip() if line.startswith("--") else _strip_prefix(raw).strip()
-            if not line:
-                continue
+    # A file repeats a few header lines and table-line layouts: each is read once. Layouts are kept per language of
+    # the line before (it breaks ties), the last one used first.
+    headers: dict[str, tuple[str, str, str] | None] = field(default_factory=dict)
+    layouts: dict[str | None, list[_Layout]] = field(default_factory=dict)
+    learned: int = 0
+
+    def read(self, text: str) -> list[Record]:
+        for number, raw in enumerate(text.split("\n"), 1):
+            line = raw.strip()
+            if line and line[0] in _PREFIX_FIRST:  # `--` (a T-SQL comment) or `VERBOSE: ` is removed first
+                line = _strip_prefix(raw).strip()
+            if line:
+                self.line(line, number)
+        if len(self.records) > self.start:
+            _split_statements(self.records, self.start, self.breaks, self.index)
+        return self.records
+
+    def line(self, line: str, number: int) -> None:
         values: tuple[float, float] | None = None
-        if pending is not None:
-            header_line, code, phase = pending
-            pending = None
-            if (m := _TIME_FORMS[code, phase](line)) is not None:
-                values = float(m[1]), float(m[2])
-            else:
-                # None: the header's values never came (cut off); the header is skipped, this line read on its own.
-                values = _time_values(line, number)
+        if self.pending is not None:
+            header_line, code, phase = self.pending
+            self.pending = None
+            # None: the header's values never came (cut off); the header is skipped, this line read on its own.
+            values = _time_values(line, number)
         if values is None:
-            if len(line) <= _MAX_LINE:
-                start2 = line[:2]
-                ascii2 = start2.isascii()
-                if start2 in _IO_STARTS or not ascii2:
-                    # Most table lines fit the layout last used after the same language: read here as _io_record
-                    # reads them (any layout learned after a language reads a line as the robust way does).
-                    if fast_match is not None and (m := fast_match(line)) is not None:
-                        append(fast_build(index, number, m.groups(0)))
-                        if fast_language != language:
-                            language = fast_language
-                            fast_match, fast_build, fast_language = _fast_layout(language)
-                        # The table lines right after, as printed: a line the layout matches whole has no spaces
-                        # or `--` around it (the layout starts with a table word and ends with what a stripped
-                        # line ended with), so the loop would read it the same way.
-                        while number < count and fast_match is not None:
-                            raw = lines[number]
-                            if len(raw) > _MAX_LINE or (m := fast_match(raw)) is None:
-                                break
-                            number += 1
-                            append(fast_build(index, number, m.groups(0)))
-                            if fast_language != language:
-                                language = fast_language
-                                fast_match, fast_build, fast_language = _fast_layout(language)
-                        continue
-                    io = _io_record(line, number, language, index, budget)
-                    if io is not None:
-                        language = io.language
-                        fast_match, fast_build, fast_language = _fast_layout(language)
-                        append(io)
-                        continue
-                if start2 in _HEADER_STARTS or not ascii2:
-                    header = _HEADERS_SEEN.get(line) or _header(line)
-                    if header is not None:
-                        header_line = number
-                        code, phase, rest = header
-                        values = _time_values(rest, number) if rest else None
-                        if values is None:
-                            # The values on the next line, as printed, are read here as the loop would read them
-                            # (a time form starts with no `-` or `v`); else the header waits for them.
-                            if number < count and (m := _TIME_FORMS[code, phase](lines[number].strip())) is not None:
-                                number += 1
-                                values = float(m[1]), float(m[2])
-                            else:
-                                pending = (number, code, phase)
-                                continue
+            first = line[0]
+            if len(line) <= _MAX_LINE and (not first.isascii() or first.casefold() in _FIRST_LETTERS):
+                record = self.table_line(line, number)
+                if record is not None:
+                    self.language = record.language
+                    self.records.append(record)
+                    return
+                header = self.header(line)
+                if header is not None:
+                    header_line = number
+                    code, phase, rest = header
+                    values = _time_values(rest, number) if rest else None
+                    if values is None:
+                        self.pending = (number, code, phase)
+                        return
             if values is None:
-                if not breaks or breaks[-1] != len(out):
-                    breaks.append(len(out))
-                continue
-        if phase == "compile" and len(out) > start:
+                if not self.breaks or self.breaks[-1] != len(self.records):
+                    self.breaks.append(len(self.records))
+                return
+        if phase == "compile" and len(self.records) > self.start:
             # Compiling after reads: the statement read so far ended without Execution Times.
-            index = _split_statements(out, start, breaks, index)
-            start, breaks = len(out), []
-        out.append(QueryTimeRecord(index, header_line, phase, values[0], values[1], TOOL, None, code))  # type: ignore[arg-type]
+            self.index = _split_statements(self.records, self.start, self.breaks, self.index)
+            self.start, self.breaks = len(self.records), []
+        self.records.append(
+            QueryTimeRecord(
+                statement_index=self.index,
+                source_line=header_line,
+                phase=phase,  # type: ignore[arg-type]
+                cpu_ms=values[0],
+                elapsed_ms=values[1],
+                tool=TOOL,
+                language=code,
+            )
+        )
         if phase == "execution":
-            index += 1
-            start, breaks = len(out), []
-    if len(out) > start:
-        _split_statements(out, start, breaks, index)
-    return out
+            self.index += 1
+            self.start, self.breaks = len(self.records), []
+
+    def header(self, line: str) -> tuple[str, str, str] | None:
+        """(language, phase, text after the header) of a time header line."""
+        if line not in self.headers:
+            m = _HEADER.match(line)
+            if m is None:
+                self.headers[line] = None
+            else:
+                code, phase = _entry(m["header"], _HEADER_BY_TEXT, _HEADER_ALTERNATIVES)
+                self.headers[line] = (code, phase, m["rest"].strip())
+        return self.headers[line]
+
+    def table_line(self, line: str, number: int) -> QueryIoRecord | None:
+        """The record of a table line; None when the line is not one; ParseError when it is one but unreadable."""
+        layouts = self.layouts.get(self.language, [])
+        for layout in layouts:
+            m = layout.pattern.fullmatch(line)
+            if m is not None:
+                if layout is not layouts[0]:
+                    layouts.remove(layout)
+                    layouts.insert(0, layout)
+                name, *counts = m.groups()
+                values = dict(zip(layout.fields, map(int, counts), strict=True))
+                return _io_record(self.index, number, name, layout.version, layout.language, values)
+        if line in self.headers:  # read as a header before: no table line (it was tried as one first)
+            return None
+        read = _read_table_line(line, number, self.language, self.index)
+        if read is None:
+            return None
+        record, found, fields_ = read
+        if self.learned < _MAX_LAYOUTS:
+            self.learn(line, found, record, fields_)
+        return record
+
+    def learn(
+        self, line: str, found: tuple[str, int, int, int], record: QueryIoRecord, fields_: tuple[str, ...]
+    ) -> None:
+        """Keep the layout of a table line just read the robust way, when the line reads back through it: each count
+        one run of at most 18 digits (a longer one is read the robust way, which checks it fits a BIGINT)."""
+        layout = _Layout(_layout_pattern(line, found), fields_, record.language, record.tool_version)
+        if layout.pattern.groups != 1 + len(layout.fields) or layout.pattern.fullmatch(line) is None:
+            return
+        self.learned += 1
+        # It reads as its language after a line of that language too: a tie between languages goes to the previous
+        # line's, and this one was among the best.
+        for previous in {self.language, layout.language}:
+            self.layouts.setdefault(previous, []).insert(0, layout)
 
 
-def _fast_layout(
-    language: str | None,
-) -> tuple[Callable[[str], re.Match[str] | None] | None, Callable[..., QueryIoRecord] | None, str | None]:
-    """(fullmatch, build, language) of the layout most recently used after a table line in `language`."""
-    layouts = _LAYOUTS.get(language)
-    if not layouts:
-        return None, None, None
-    return layouts[0].pattern.fullmatch, layouts[0].build, layouts[0].language
+def _layout_pattern(line: str, found: tuple[str, int, int, int]) -> re.Pattern[str]:
+    """A table line as a `_Layout` pattern (`found`: its `_table_line`): its text, the name and each run of digits a
+    group."""
+    _, start, end, pos = found
+    texts = _DIGIT_RUN.split(line[pos:])[0::2]
+    count = r"(\d{1,18})"
+    return re.compile(re.escape(line[:start]) + "(.+?)" + re.escape(line[end:pos]) + count.join(map(re.escape, texts)))
+
+
+def _io_record(
+    index: int, number: int, name: str, version: str | None, code: str, values: dict[str, int]
+) -> QueryIoRecord:
+    return QueryIoRecord(
+        statement_index=index,
+        source_line=number,
+        table_name=name,
+        tool=TOOL,
+        tool_version=version,
+        language=code,
+        **values,
+    )
+
+
+def _read_table_line(
+    line: str, number: int, previous_language: str | None, index: int
+) -> tuple[QueryIoRecord, tuple[str, int, int, int], tuple[str, ...]] | None:
+    """The record of one table line read the robust way, its `_table_line` parts and its columns in the order
+    printed; None when the line is not one; ParseError when it is one but unreadable."""
+    if len(line) > _MAX_LINE:
+        return None
+    found = _table_line(line)
+    if found is None:
+        return None
+    word, start, end, pos = found
+    name = line[start:end]
+    read = _read_columns(word, name, line[pos:], number, previous_language)
+    if read is None:
+        return None
+    code, values = read
+    return _io_record(index, number, name, _version(values), code, values), found, tuple(values)
+
+
+def _version(values: dict[str, int]) -> str | None:
+    """Which columns a table line carries: 2019+ with page-server ones, 2008-2016 with LOB ones, else none."""
+    if PAGE_SERVER_FIELDS & values.keys():
+        return VERSION_2019
+    if LOB_FIELDS & values.keys():
+        return VERSION_2008
+    return None
 
 
 def _split_statements(out: list[Record], start: int, breaks: list[int], index: int) -> int:
@@ -839,23 +885,6 @@ def _split_statements(out: list[Record], start: int, breaks: list[int], index: i
             seen_io = True
         rec.statement_index = index
     return index + 1
-
-
-# Header lines repeat verbatim through a file: (language, phase, text after the header) by line, bounded.
-_HEADERS_SEEN: dict[str, tuple[str, str, str]] = {}
-
-
-def _header(line: str) -> tuple[str, str, str] | None:
-    found = _HEADERS_SEEN.get(line)
-    if found is None:
-        m = _HEADER.match(line)
-        if m is None:
-            return None
-        found = (*_entry(m["header"], _HEADER_BY_TEXT, _HEADER_ALTERNATIVES), m["rest"].strip())
-        if len(_HEADERS_SEEN) >= 1024:
-            _HEADERS_SEEN.clear()
-        _HEADERS_SEEN[line] = found
-    return found
 
 
 def _time_values(line: str, number: int) -> tuple[float, float] | None:
@@ -886,136 +915,6 @@ def _table_line(line: str) -> tuple[str, int, int, int] | None:
     return None
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class _Layout:
-    """A table line read before, as a pattern: its text up to the name and from the name's closing quote on, the
-    name a group, each count a group of at most 18 digits (so it fits a BIGINT; a `0` is matched apart, read as
-    the groups' default). A line that fully matches has the same words, labels and separators, and no quote after
-    its name's that `_table_line` would take as the name's end (those quotes sit where they sit in the learned
-    line, followed by the same text), so the robust reading gives the same name, language and columns."""
-
-    pattern: re.Pattern[str]
-    build: Callable[[int, int, tuple[str | int, ...]], QueryIoRecord]  # (statement, line, match.groups(0))
-    language: str
-
-
-# Layouts by the previous table line's language (it breaks ties between languages sharing a table word), most
-# recently used first. Bounded: damaged input must not grow them; a line no layout matches is read the robust way.
-# Lists are replaced, never changed in place, so that parses in other threads read them safely.
-_LAYOUTS: dict[str | None, list[_Layout]] = {}
-_MAX_LAYOUTS = 24  # the first table line of a file comes after none: 7 languages, 2 or 3 layouts each
-_MAX_QUOTES = 4
-# Shapes of table lines read once, waiting for a second line to be worth a pattern: (previous language, text before
-# the name, text from the name's closing quote to the columns, then the text between the counts).
-_SHAPES_SEEN: set[tuple[str | None, ...]] = set()
-_MAX_SHAPES = 1024
-
-
-@dataclass(slots=True)
-class _Budget:
-    """Patterns one parse may still compile: a file has a few layouts, and however many shapes damaged input
-    shows, compiling their patterns must not cost more than reading the file the robust way."""
-
-    patterns: int = 32
-
-
-def _io_record(
-    line: str, number: int, previous_language: str | None, index: int, budget: _Budget | None
-) -> QueryIoRecord | None:
-    """The record of one table line; None when the line is not one; ParseError when it is one but unreadable.
-    Its layout is learned within `budget` (None: not learned)."""
-    if len(line) > _MAX_LINE:
-        return None
-    layouts = _LAYOUTS.get(previous_language)
-    if layouts is not None:
-        for layout in layouts:
-            m = layout.pattern.fullmatch(line)
-            if m is not None:
-                if layout is not layouts[0]:
-                    _LAYOUTS[previous_language] = [layout, *(other for other in layouts if other is not layout)]
-                return layout.build(index, number, m.groups(0))
-    found = _table_line(line)
-    if found is None:
-        return None
-    word, start, end, pos = found
-    name = line[start:end]
-    read = _read_columns(word, name, line[pos:], number, previous_language)
-    if read is None:
-        return None
-    code, columns = read
-    if PAGE_SERVER_FIELDS & columns.keys():
-        version: str | None = VERSION_2019
-    elif LOB_FIELDS & columns.keys():
-        version = VERSION_2008
-    else:
-        version = None
-    if budget is not None and budget.patterns > 0:
-        _learn(previous_language, line, found, tuple(columns), version, code, budget)
-    return QueryIoRecord(
-        statement_index=index,
-        source_line=number,
-        table_name=name,
-        tool=TOOL,
-        tool_version=version,
-        language=code,
-        **columns,
-    )
-
-
-def _learn(
-    previous_language: str | None,
-    line: str,
-    found: tuple[str, int, int, int],
-    fields_: tuple[str, ...],
-    version: str | None,
-    code: str,
-    budget: _Budget,
-) -> None:
-    """Remember the layout of a table line just read the robust way, the second time its shape comes: compiling
-    a pattern costs more than reading a line, and a file of ever-different lines must not pay that per line."""
-    _, start, end, pos = found
-    after_name = line[end:pos]
-    if line.count(line[start - 1], end) > _MAX_QUOTES:
-        # Each quote after the name's is a place where matching the pattern's name group may retry the rest.
-        return
-    parts = _DIGIT_RUN.split(line[pos:])
-    if len(parts) // 2 != len(fields_):  # each column is one run of digits; anything else is not learned
-        return
-    shape = (previous_language, line[:start], after_name, *parts[0::2])
-    if shape not in _SHAPES_SEEN:
-        if len(_SHAPES_SEEN) >= _MAX_SHAPES:
-            _SHAPES_SEEN.clear()
-        _SHAPES_SEEN.add(shape)
-        return
-    _SHAPES_SEEN.discard(shape)
-    body = r"(?:0|(\d{1,18}))".join(re.escape(s) for s in parts[0::2])
-    pattern = re.compile(re.escape(line[:start]) + "(.+?)" + re.escape(after_name) + body)
-    if pattern.fullmatch(line) is None:  # a count of more than 18 digits: lines like this one are read the robust way
-        return
-    budget.patterns -= 1
-    layouts = _LAYOUTS.get(previous_language, [])
-    _LAYOUTS[previous_language] = [
-        _Layout(pattern, _builder(fields_, version, code), code),
-        *layouts[: _MAX_LAYOUTS - 1],
-    ]
-
-
-@lru_cache(maxsize=256)  # a few dozen layouts: (columns, version, language) in each language's two or three forms
-def _builder(
-    fields_: tuple[str, ...], version: str | None, code: str
-) -> Callable[[int, int, tuple[str | int, ...]], QueryIoRecord]:
-    """The record of a line a layout matched, from its groups (the name, then the counts in `fields_` order; a
-    count of `0` is matched apart, so its group is the default 0). Generated code that passes every column to
-    QueryIoRecord positionally: a third of the cost of placing the counts by an itemgetter and unpacking them."""
-    args = ", ".join(f"int(g[{fields_.index(f) + 1}])" if f in fields_ else "None" for f in _COLUMNS)
-    namespace = {"make": QueryIoRecord, "int": int, "tool": TOOL, "version": version, "language": code}
-    exec(
-        f"def build(index, number, g):\n    return make(index, number, g[0], {args}, tool, version, language)",
-        namespace,
-    )
-    return namespace["build"]  # type: ignore[no-any-return]
-
-
 def _read_columns(
     word: str, name: str, rest: str, number: int, previous_language: str | None
 ) -> tuple[str, dict[str, int]] | None:
@@ -1029,8 +928,8 @@ def _read_columns(
     parts = _PAIR_SEP.split(rest)
     pairs = [_PAIR.match(p) for p in parts]
     first = pairs[0]
-    first_label = first["label"] if first is not None else parts[0].rstrip(" :")
-    first_known = any(_LABELS[c].get(_norm(first_label)) in _FIRST_FIELDS for c in candidates)
+    first_label = _norm(first["label"] if first is not None else parts[0].rstrip(" :"))
+    first_known = any(_LABELS[c].get(first_label) in _FIRST_FIELDS for c in candidates)
     if not first_known and not (all(pairs) and len(pairs) in _POSITIONAL):
         return None  # a note that happens to start like a table line
     bad = next((p for p, pm in zip(parts, pairs, strict=True) if pm is None), None)
@@ -1043,10 +942,11 @@ def _read_columns(
     too_big = next((v for v in values if v > _BIGINT_MAX), None)
     if too_big is not None:
         raise ParseError(f"table line for {name!r}: {too_big} does not fit a 64-bit count", number)
-    code = _language(candidates, labels, previous_language)
-    fields_ = _fields(labels, _LABELS[code])
+    normed = [_norm(label) for label in labels]
+    code = _language(candidates, normed, previous_language)
+    fields_ = _fields(normed, _LABELS[code])
     if fields_ is None:
-        unknown = [label for label in labels if _norm(label) not in _LABELS[code]]
+        unknown = [label for label, n in zip(labels, normed, strict=True) if n not in _LABELS[code]]
         raise ParseError(
             f"table line for {name!r}: {len(labels)} columns with labels not known in language {code!r} "
             f"({', '.join(repr(u) for u in unknown[:3]) or 'duplicates'}) fit no layout SQL Server prints",
@@ -1055,29 +955,22 @@ def _read_columns(
     return code, dict(zip(fields_, values, strict=True))
 
 
-def _language(candidates: list[str], labels: list[str], previous: str | None) -> str:
+def _language(candidates: list[str], normed: list[str], previous: str | None) -> str:
     """The candidate whose vocabulary knows most labels; ties go to the previous line's language, then to order."""
-    scores = {c: sum(_norm(label) in _LABELS[c] for label in labels) for c in candidates}
+    scores = {c: sum(label in _LABELS[c] for label in normed) for c in candidates}
     best = max(scores.values())
     tied = [c for c in candidates if scores[c] == best]
     return previous if previous in tied else tied[0]
 
 
-def _fields(labels: list[str], known: dict[str, str]) -> tuple[str, ...] | None:
-    by_label = [known.get(_norm(label)) for label in labels]
+def _fields(normed: list[str], known: dict[str, str]) -> tuple[str, ...] | None:
+    by_label = [known.get(label) for label in normed]
     if all(by_label) and len(set(by_label)) == len(by_label):
         return tuple(f for f in by_label if f)
-    layout = _POSITIONAL.get(len(labels))
+    layout = _POSITIONAL.get(len(normed))
     if layout is None:
         return None
     # Every label that is known must sit where the printed column order has it.
     if any(f is not None and f != layout[i] for i, f in enumerate(by_label)):
         return None
     return layout
-
-
-def _first_content_line(text: str) -> int:
-    for number, line in enumerate(text.split("\n"), 1):
-        if line.strip():
-            return number
-    return 1

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from ingest import units
-from ingest.formats.diskspd import PERCENTILE_LABELS
+from ingest.formats._common import PERCENTILE_LABELS
 from ingest.records import IoRecord
 from ingest.synth.disk_model import DiskModel, sweep
 

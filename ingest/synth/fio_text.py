@@ -18,7 +18,7 @@ import math
 import time
 from collections.abc import Iterable
 
-from ingest.formats.fio_json import CAPPED_NOTE, SYNC_ENGINES
+from ingest.formats._common import CAPPED_NOTE, SYNC_ENGINES
 from ingest.records import IoRecord
 from ingest.synth.fio_json import PERCENTILES, DirectionFigures, distribution, runs, rw_option
 

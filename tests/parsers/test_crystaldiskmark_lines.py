@@ -1,5 +1,6 @@
-"""CrystalDiskMark test lines as the parser splits them: the label (before the first colon, parsed once per distinct
-text) and the figures after it. Same label in other sections and other files, odd whitespace, huge lines."""
+"""CrystalDiskMark test lines as the parser splits them: the label (before the first colon, read once per distinct
+text in a parse) and the figures after it. Same label in other sections and other files, odd whitespace, huge
+lines."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def test_figures_separated_by_tabs_are_all_read():
 
 
 def test_one_label_takes_the_section_it_is_in_every_time():
-    # The same label text (its parse is cached) under [Read], [Write], [Mix] and a second [Read]: the section decides
+    # The same label text (read once per parse) under [Read], [Write], [Mix] and a second [Read]: the section decides
     # the operation each time, and the repeated [Read] starts a second result (no header: version from the shapes).
     text = (
         f"{HEADER}\n[Read]\n{LABEL}  100.000 MB/s [     95.4 IOPS] <  1.00 us>\n"

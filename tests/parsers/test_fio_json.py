@@ -818,3 +818,17 @@ def test_writer_layout_is_fios():
     assert text.startswith('{\n  "fio version" : "fio-3.33",\n  "timestamp" : ')
     assert re.search(r'\n      "jobname" : "randread-4k-qd1",\n      "groupid" : 0,', text)
     assert '"clat_ns" : {' in text and '"bins" : {\n' in text and '"latency_ms" : {' in text
+
+
+def test_jobname_lines_count_every_line_of_a_bins_block():
+    # A json+ document whose bins block repeats a line (a duplicate key: the decoded block is one bin shorter than
+    # its lines): the second job's source_line is still the line that holds its "jobname".
+    disk = DiskModel("d", service_time_ms=0.2)
+    recs = sweep(disk, "fio", queue_depths=(1, 2), latency_unit="us")
+    text = writer.write(recs, json_plus=True)
+    bins = text.index('"bins" : {\n') + len('"bins" : {\n')
+    first_bin = text[bins : text.index("\n", bins) + 1]
+    text = text[:bins] + first_bin + text[bins:]
+    lines = text.split("\n")
+    for rec in fio_json.parse(text):
+        assert '"jobname"' in lines[rec.source_line - 1]

@@ -544,3 +544,11 @@ def test_writer_prints_the_capped_note_for_sync_engines():
     assert "queue depth will be capped at 1" in text
     (rec,) = fio_text.parse(text)
     assert rec.queue_depth == 1 and rec.metadata["queue_depth_asked"] == "8"
+
+
+def test_a_job_block_pasted_among_the_group_summaries_is_read():
+    sweep_text = (SAMPLE / "fio-text" / "randwrite-4k-sweep.txt").read_text()
+    first = sweep_text.index("randwrite-4k-qd1: (groupid=0")
+    block = sweep_text[first : sweep_text.index("\n", sweep_text.index("latency   :", first)) + 1]
+    at = sweep_text.index("\n", sweep_text.index("Run status group 0")) + 1
+    assert len(fio_text.parse(sweep_text[:at] + block + sweep_text[at:])) == len(fio_text.parse(sweep_text)) + 1

@@ -60,3 +60,48 @@ def test_a_second_tool_past_every_detectors_head_is_still_found():
     assert len(runs) > formats.WHOLE_TEXT_DETECTED
     with pytest.raises(ParseError, match="mixes the output of two tools: sqlio .* and crystaldiskmark"):
         formats.parse_bytes((runs + "\n" + CDM).encode(), "long.txt")
+
+
+def test_every_format_declares_the_interface_and_the_registry_gathers_it():
+    for name, mod in formats.registry().items():
+        assert name == mod.NAME and mod.TITLE
+        assert all(key == key.lower() and "." not in key for key in mod.HOST_KEYS | mod.USER_KEYS), name
+        assert all(prefix.endswith(".") for prefix in mod.RESULT_KEY_PREFIXES), name
+    assert formats.tools() == ["crystaldiskmark", "diskspd", "fio", "kdiskmark", "sqlio"]
+    assert formats.titles()["sqlstats"] == "SQL Server STATISTICS IO/TIME"
+    assert formats.titles()["crystaldiskmark"] == "CrystalDiskMark / KDiskMark"
+    assert formats.host_keys() == {"computer_name", "computername"}
+    assert formats.user_keys() == frozenset()
+    assert formats.result_key_prefixes() == ("cpu.", "latency.", "read.", "results.", "total.", "write.")
+    assert formats.result_keys() == ("printed_throughput", "timespan")
+
+
+def test_the_host_keys_are_the_keys_the_parsers_write_host_names_under():
+    diskspd = formats.parse_bytes((SAMPLE / "diskspd" / "synthetic-ss-stripe-sweep.txt").read_bytes()).records
+    xml = formats.parse_bytes((SAMPLE / "diskspd" / "synthetic-ss-stripe-mixed-8k.xml").read_bytes()).records
+    for records in (diskspd, xml):
+        hosts = {k for k in records[0].metadata if k.rsplit(".", 1)[-1].lower() in formats.host_keys()}
+        assert len(hosts) == 1 and records[0].metadata[hosts.pop()] == "SYNTHETIC-SQL01"
+
+
+def test_a_format_module_missing_part_of_the_interface_is_refused(monkeypatch):
+    from ingest.formats import sqlio
+
+    monkeypatch.delattr(sqlio, "TITLE")
+    formats.registry.cache_clear()
+    try:
+        with pytest.raises(TypeError, match="ingest.formats.sqlio lacks TITLE"):
+            formats.registry()
+    finally:
+        monkeypatch.undo()
+        formats.registry.cache_clear()
+        formats._document_readers.cache_clear()
+
+
+def test_the_template_declares_the_interface_and_is_no_format():
+    from ingest.formats import _template
+
+    assert all(hasattr(_template, attr) for attr in formats.REQUIRED)
+    assert _template.NAME not in formats.names()
+    (record,) = _template.parse("mytool 1.2\nread: 1234.5 IOPS, 4.8 MiB/s, 0.81 ms\n")
+    assert (record.tool, record.source_line, record.iops) == ("mytool", 2, 1234.5)

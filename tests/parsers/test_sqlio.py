@@ -492,3 +492,81 @@ def test_sample_sweep():
     }
     assert by_load[8] * 1.3 < by_load[16]
     assert by_load[32] < by_load[16] * 1.1
+
+
+# ---------------------------------------------------------------------------------------------- batch logs
+# A batch log as the sample's: runs of SQLIO's own layout, each after its echoed command, among notes, runs of
+# other layouts and pasted fragments.
+
+SAMPLE_LOG = SAMPLE / "sqlio" / "synthetic-p10-sweep.txt"
+
+
+def run_text(index: int) -> str:
+    """One run of the sample log, from its echoed command to its `%:` row and newline."""
+    text = SAMPLE_LOG.read_text(encoding="utf-8")
+    starts = [i + 1 for i in range(len(text)) if text.startswith("\nC:\\SQLIO>sqlio", i)]
+    return text[starts[index] : starts[index + 1] - 1]
+
+
+def test_sample_batch_log_reads_every_run_after_its_command():
+    records = sqlio.parse(SAMPLE_LOG.read_text(encoding="utf-8"))
+    assert len(records) == 168
+    # Lines 8-27 of the file: the first run after three notes, its echoed command on line 8, `sqlio v1.5.SG` on 9.
+    first = records[0]
+    assert (first.source_line, first.iops, first.throughput, first.queue_depth) == (9, 172.94, 10.81, 1)
+    assert first.metadata["command_line"] == "sqlio -kR -t1 -s60 -o1 -frandom -b64 -BH -LS E:\\testfile.dat"
+    assert [r.run_index for r in records] == list(range(168))
+
+
+@pytest.mark.parametrize("pad", [" ", "\u00a0"])
+def test_console_copies_padded_with_blanks_read_the_same(pad):
+    text = run_text(1)
+    padded = "\n".join(line + pad * (80 - len(line)) for line in text.split("\n"))
+    assert sqlio.parse(padded) == sqlio.parse(text)
+
+
+def test_runs_in_other_layouts_between_sqlios_own_runs():
+    # Parameter-file runs (corpus), a run pasted without its version line, SQLIO's own runs, notes and prompts.
+    corpus = corpus_file("sqlio", "dataelisabeth-random-read-4k-expandfile.txt").read_text(encoding="utf-8")
+    pasted = run_text(2).replace("sqlio v1.5.SG\n", "")
+    parts = ["C:\\SQLIO>REM mixed\n", run_text(0), corpus, "\n", run_text(1), "note\n", pasted, run_text(3), corpus]
+    records = sqlio.parse("".join(parts))
+    assert [r.run_index for r in records] == list(range(6))
+    assert [r.tool_version for r in records] == ["1.5.SG", "1.5.SG", "1.5.SG", None, "1.5.SG", "1.5.SG"]
+    # IOs/sec on lines 19, 40, 61, 82 of the sample log, line 15 of the corpus file.
+    assert [r.iops for r in records] == [172.94, 26263.98, 343.44, 620.88, 1007.37, 26263.98]
+
+
+@pytest.mark.parametrize(
+    ("edit", "timer", "cps", "file_size"),
+    [
+        # The timer ends at the first `for latency timings`; the second is not read.
+        (("using system counter", "using a for latency timings for system counter"), "a", None, "20480 MB"),
+        # A file size line holding `for latency timings` is read as a (second, ignored) timer line.
+        (("for file: E:\\testfile.dat", "for file: E:\\testfile.dat for latency timings"), "system counter",
+         "10000000", None),
+    ],
+)  # fmt: skip
+def test_timer_phrase_in_odd_places(edit, timer, cps, file_size):
+    (record,) = sqlio.parse(run_text(0).replace(*edit))
+    assert record.metadata["latency_timer"] == timer
+    assert record.metadata.get("latency_timer_counts_per_second") == cps
+    assert record.metadata.get("file_size") == file_size
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (("%:", "%:" + " 1" * 100_000), "SQLIO histogram has 100025 shares for 25 buckets"),
+        (("IOs/sec:", "IOs/sec: 1" + "0" * 200_000), "SQLIO IOs/sec value '1000000000000000000000000000000000000000'"),
+    ],
+)
+def test_long_lines_are_refused_at_their_line(edit, reason):
+    with pytest.raises(ParseError) as err:
+        sqlio.parse(run_text(0).replace(*edit, 1))
+    assert err.value.reason.startswith(reason)
+
+
+def test_a_long_echoed_command_is_still_the_runs_command():
+    (record,) = sqlio.parse(run_text(0).replace("C:\\SQLIO>", "C:\\SQLIO" + "x" * 200_000 + ">", 1))
+    assert record.metadata["command_line"].startswith("sqlio -kR -t1 -s60 -o1 -frandom")

@@ -577,17 +577,11 @@ def test_header_with_an_i_that_matches_without_case_but_folds_otherwise():
 
 
 # ---------------------------------------------------------------------------------------------- learned layouts
-# A table line's layout is compiled into a pattern the second time it comes; later lines of that layout are read by
-# the pattern. These check that lines read that way read as the robust reading reads them.
+# A parse learns the layout of a table line it read the robust way; later lines of that layout are read by it. These
+# check that lines read that way read as the robust reading reads them.
 
 
-@pytest.fixture
-def no_layouts(monkeypatch):
-    monkeypatch.setattr(sqlstats, "_LAYOUTS", {})
-    monkeypatch.setattr(sqlstats, "_SHAPES_SEEN", set())
-
-
-def test_lines_read_by_a_learned_layout(no_layouts):
+def test_lines_read_by_a_learned_layout():
     names = ["A", "B", "C", "O'Brien", "a'. b", "[dbo].[Order Lines]", "#T_000000000003", "Z"]
     logical = [0, 10, 3, 7, 123456789012345678, 5, 0, 42]  # 18 digits fit the pattern's count
     text = "\n".join(table(n, v) for n, v in zip(names, logical, strict=True))
@@ -595,12 +589,10 @@ def test_lines_read_by_a_learned_layout(no_layouts):
     assert [(r.table_name, r.logical_reads, r.scan_count, r.lob_logical_reads) for r in recs] == [
         (n, v, 1, 0) for n, v in zip(names, logical, strict=True)
     ]
-    # Learned from lines 2 and 3 (after an English line; line 1 had none before it), used by the lines after.
-    assert {language: len(layouts) for language, layouts in sqlstats._LAYOUTS.items()} == {"en": 1}
     assert {(r.tool_version, r.language, r.page_server_reads) for r in recs} == {("2008-2016", "en", None)}
 
 
-def test_counts_longer_than_a_learned_layout_takes_are_read_the_robust_way(no_layouts):
+def test_counts_longer_than_a_learned_layout_takes_are_read_the_robust_way():
     learned = [table("A"), table("B"), table("C")]
     # 19 digits fit a BIGINT; 20 digits beyond 2**63 - 1 do not.
     rec = io_records(sqlstats.parse("\n".join([*learned, table("L", 1234567890123456789)])))[-1]
@@ -610,7 +602,7 @@ def test_counts_longer_than_a_learned_layout_takes_are_read_the_robust_way(no_la
     assert err.value.line == 4 and "64" in err.value.reason
 
 
-def test_learned_layouts_keep_the_previous_line_deciding_between_languages(no_layouts):
+def test_learned_layouts_keep_the_previous_line_deciding_between_languages():
     # Labels no vocabulary knows, read by column order: English and French share `Table`, so the language is the
     # previous table line's.
     unknown = "Table 'U'. foo 1, bar 2."
@@ -748,3 +740,10 @@ def test_sample_elapsed_time_follows_the_disk_model():
     io_ms = 1000 * (scan.physical_reads / disk_iops[0] + scan.read_ahead_reads / disk_iops[1])
     elapsed = next(r.elapsed_ms for r in records if isinstance(r, QueryTimeRecord) and r.phase == "execution")
     assert elapsed == pytest.approx(io_ms + 0.1 * 3420, abs=1)
+
+
+def test_table_words_are_single_words_ending_in_a_known_letter():
+    # Detection finds table lines by the quote after the table word (so a word must not span lines) and tries its
+    # pattern only after the letters _WORD_ENDS holds.
+    assert all(len(word.split()) == 1 for word in sqlstats._TABLE_WORDS)
+    assert {word[-1] for word in sqlstats._TABLE_WORDS} <= sqlstats._WORD_ENDS
