@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import polars as pl
 
-from ingest.analysis import usl_iops
+from kneepoint.ingest.analytics import usl_iops
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 # Thread counts on the per-thread view: light (few threads) to dark (many).

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import polars as pl
 
-from ingest.warehouse import connect, db_path
+from kneepoint.ingest.warehouse import connect, db_path
 
 
 class Series(NamedTuple):
@@ -204,7 +204,7 @@ def saturation_overview(disk_keys: Sequence[str], db: Path | None = None) -> pl.
 
 def stored_files(db: Path | None = None) -> pl.DataFrame:
     """Stored files from the raw layer (so the list works even when a model build failed)."""
-    from ingest.warehouse import list_files
+    from kneepoint.ingest.warehouse import list_files
 
     db = db or current_db()
     if "raw_files" not in tables(db):
@@ -435,7 +435,7 @@ def stored_by_sha256(sha256s: Sequence[str], db: Path | None = None) -> dict[str
 
 def file_content(file_id: str, db: Path | None = None) -> tuple[str, bytes]:
     """The original bytes of a stored file, with its stored name."""
-    from ingest.warehouse import file_content as _file_content
+    from kneepoint.ingest.warehouse import file_content as _file_content
 
     con = connect(db or current_db())
     try:

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from ingest.units import PROJECT_ROOT
+from kneepoint.ingest.units import PROJECT_ROOT
 
 SAMPLE_DIR = PROJECT_ROOT / "sample_data"
 
@@ -18,7 +18,7 @@ def sample_sets() -> list[dict]:
 
 
 def warehouse_is_empty(db: str | os.PathLike[str]) -> bool:
-    from ingest.warehouse import connect
+    from kneepoint.ingest.warehouse import connect
 
     if not Path(db).exists():
         return True
@@ -33,9 +33,9 @@ def warehouse_is_empty(db: str | os.PathLike[str]) -> bool:
 
 def load_sample_if_empty(db: str | os.PathLike[str]) -> int:
     """Ingest every sample set into an empty warehouse; returns the number of files added."""
-    from ingest.build import build_models
-    from ingest.load import ingest_inputs
-    from ingest.sources import iter_paths
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_paths
 
     if not warehouse_is_empty(db):
         return 0

@@ -33,7 +33,7 @@ CORPUS = ROOT / "bench" / "out" / "corpus"
 
 
 def module_at(fmt: str, rev: str | None) -> ModuleType:
-    """ingest/formats/FMT.py as committed at `rev`, with the rest of `ingest` (helpers, records, sibling formats) as
+    """ingest/formats/FMT.py as committed at `rev`, with the rest of ingest/ (helpers, records, sibling formats) as
     it was there too, imported apart from the working tree's: a refactoring that moves a helper compares the whole
     reading path, not one file. `rev` None: the working tree's file, imported again under its own name (with the
     working tree's helpers)."""
@@ -52,24 +52,30 @@ def module_at(fmt: str, rev: str | None) -> ModuleType:
     root = Path(tempfile.mkdtemp(prefix="kneepoint-equiv-"))
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(root, filter="data")
-    # The revision's package goes in under the name `ingest` while it imports (its modules import each other by
-    # that name), then the working tree's modules are put back: each side keeps references to its own.
-    ours = {name: mod for name, mod in sys.modules.items() if name == "ingest" or name.startswith("ingest.")}
+    # Revisions before the `kneepoint` package imported themselves as `ingest`, later ones as `kneepoint.ingest`.
+    package = "kneepoint.ingest" if "kneepoint." in (root / "ingest" / "records.py").read_text() else "ingest"
+    if package == "kneepoint.ingest":
+        (root / "kneepoint").mkdir()
+        (root / "ingest").rename(root / "kneepoint" / "ingest")
+    # The revision's package goes in under its name while it imports (its modules import each other by that name),
+    # then the working tree's modules are put back: each side keeps references to its own.
+    prefix = package.split(".")[0]
+    ours = {name: mod for name, mod in sys.modules.items() if name == prefix or name.startswith(prefix + ".")}
     for name in ours:
         del sys.modules[name]
     sys.path.insert(0, str(root))
     try:
-        module = importlib.import_module(f"ingest.formats.{fmt}")
+        module = importlib.import_module(f"{package}.formats.{fmt}")
     finally:
         sys.path.remove(str(root))
-        for name in [n for n in sys.modules if n == "ingest" or n.startswith("ingest.")]:
+        for name in [n for n in sys.modules if n == prefix or n.startswith(prefix + ".")]:
             del sys.modules[name]
         sys.modules.update(ours)
     return module
 
 
 def texts(fmt: str, mutations: int, seed: int = 1234) -> Iterator[tuple[str, str]]:
-    from ingest.textio import decode
+    from kneepoint.ingest.textio import decode
     from tests import fuzzing
 
     if CORPUS.is_dir():
@@ -104,9 +110,9 @@ def compare(
     fmt: str, rev: str | None = "HEAD", mutations: int = 20_000, all_scores: bool = False
 ) -> tuple[int, list[str]]:
     """(texts compared, differences described)."""
-    from ingest.formats import MIN_CONFIDENCE
+    from kneepoint.ingest.formats import MIN_CONFIDENCE
 
-    new = importlib.import_module(f"ingest.formats.{fmt}")
+    new = importlib.import_module(f"kneepoint.ingest.formats.{fmt}")
     old = module_at(fmt, rev)
     then = rev or "the file"
     differences: list[str] = []

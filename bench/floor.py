@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.generate import load_corpus
-from ingest import formats
-from ingest.records import IoRecord
-from ingest.textio import decode
+from kneepoint.ingest import formats
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.textio import decode
 
 CORPUS = Path(__file__).resolve().parent / "out" / "corpus"
 FORMAT = "crystaldiskmark"

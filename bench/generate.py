@@ -29,9 +29,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from ingest import formats
-from ingest.records import IoRecord
-from ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest import formats
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
 
 GENERATOR_VERSION = 1
 MANIFEST = "manifest.json"
@@ -148,9 +148,9 @@ Item = tuple[str, str, int, dict]
 
 
 def _writer(fmt: str) -> Callable[..., str] | None:
-    if importlib.util.find_spec(f"ingest.synth.{fmt}") is None:
+    if importlib.util.find_spec(f"kneepoint.ingest.synth.{fmt}") is None:
         return None
-    return getattr(importlib.import_module(f"ingest.synth.{fmt}"), "write", None)
+    return getattr(importlib.import_module(f"kneepoint.ingest.synth.{fmt}"), "write", None)
 
 
 def _renumber(records: list[IoRecord], offset: int) -> int:
@@ -199,7 +199,7 @@ def _bs_dir(bs: int) -> str:
 
 
 def _fio_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
-    from ingest.synth import fio_json
+    from kneepoint.ingest.synth import fio_json
 
     disk = pool[p["disk"]]
     recs = sweep(
@@ -229,7 +229,7 @@ SQLIO_OUTSTANDING = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
 def _sqlio_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
-    from ingest.synth import sqlio
+    from kneepoint.ingest.synth import sqlio
 
     disk = pool[p["disk"]]
     records: list[IoRecord] = []
@@ -277,7 +277,7 @@ CDM_VERSIONS = (
 
 
 def _cdm_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
-    from ingest.synth import crystaldiskmark as cdm
+    from kneepoint.ingest.synth import crystaldiskmark as cdm
 
     disk = pool[p["disk"]]
     layout, version = CDM_VERSIONS[seed % len(CDM_VERSIONS)]
@@ -327,7 +327,7 @@ DISKSPD_WORKLOADS = (
 
 
 def _diskspd_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
-    from ingest.synth import diskspd
+    from kneepoint.ingest.synth import diskspd
 
     disk = pool[p["disk"]]
     pattern, operation, bs, read_pct = DISKSPD_WORKLOADS[seed % len(DISKSPD_WORKLOADS)]
@@ -366,7 +366,7 @@ FIO_TEXT_WORKLOADS = (
 
 
 def _fio_text_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
-    from ingest.synth import fio_text
+    from kneepoint.ingest.synth import fio_text
 
     disk = pool[p["disk"]]
     pattern, operation, bs = FIO_TEXT_WORKLOADS[seed % len(FIO_TEXT_WORKLOADS)]
@@ -426,8 +426,8 @@ SQL_LANGUAGES = ("en", "en", "en", "en", "de", "es", "it", "fr", "pt", "ja")
 
 
 def _sqlstats_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
-    from ingest.records import QueryIoRecord, QueryTimeRecord
-    from ingest.synth import sqlstats
+    from kneepoint.ingest.records import QueryIoRecord, QueryTimeRecord
+    from kneepoint.ingest.synth import sqlstats
 
     disk = pool[p["disk"]]
     rng = random.Random(f"sqlstats:{seed}")
@@ -486,7 +486,7 @@ def _sqlstats_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
 
 
 def _sql_time(index: int, phase: str, cpu_ms: float, elapsed_ms: float, language: str) -> object:
-    from ingest.records import QueryTimeRecord
+    from kneepoint.ingest.records import QueryTimeRecord
 
     return QueryTimeRecord(
         statement_index=index,

@@ -18,7 +18,7 @@ import os
 import time
 from pathlib import Path
 
-from ingest.warehouse import connect
+from kneepoint.ingest.warehouse import connect
 
 RUNS_PER_FILE = 48  # threads 1..32 (6) x queue depth 1..128 (8)
 SERIES_PER_DISK = 8  # random/sequential x read/write x 4 KiB/64 KiB
@@ -56,7 +56,7 @@ SELECT
     []::VARCHAR[] AS tags,
     NULL AS notes,
     []::VARCHAR[] AS warnings,
-    '0.1.0' AS kneepoint_version,
+    '0.2.0' AS kneepoint_version,
     f + 1 AS stored_seq
 FROM range($files) t(f)
 JOIN bench_disks ON disk_no = f // $files_per_disk;

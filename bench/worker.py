@@ -37,9 +37,9 @@ def job_parse(args: Result) -> Result:
     """Read a format's files into memory, then parse each the way ingest does (`formats.parse_bytes`: decode,
     detect, parse, the mixed-output check). In one process: one core. Two more passes split the cost: parsing
     with the format given (`--format`: no detection) and the detection alone (`formats.detect_all`)."""
-    from ingest import formats
-    from ingest.errors import ParseError
-    from ingest.textio import decode
+    from kneepoint.ingest import formats
+    from kneepoint.ingest.errors import ParseError
+    from kneepoint.ingest.textio import decode
 
     paths = [Path(p) for p in args["paths"]]
     fmt = args["format"]
@@ -152,8 +152,8 @@ def job_ingest(args: Result) -> Result:
     (`kneepoint ingest DIR --disk L --host H`), the last folder's call with the dbt build. The stage times are
     the product's own (`IngestReport.timings`: parse_s, the time the main process waited for parsed files;
     store_s; build_s) summed over the folders, plus read_s, the time the main process spent reading the files."""
-    from ingest.load import ingest_inputs
-    from ingest.sources import iter_paths
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_paths
 
     db, groups, workers = args["db"], args["groups"], args["workers"]
     build = args.get("build", True)
@@ -207,7 +207,7 @@ def job_ingest(args: Result) -> Result:
 
 
 def _raw_rows(db: str) -> dict[str, int]:
-    from ingest.warehouse import connect, row_counts
+    from kneepoint.ingest.warehouse import connect, row_counts
 
     con = connect(db)
     try:
@@ -218,7 +218,7 @@ def _raw_rows(db: str) -> dict[str, int]:
 
 def _build(db: str, select: list[str] | None = None, command: str = "build") -> Result:
     """A full build with every test (`kneepoint build --full-refresh`), or one dbt command over selected nodes."""
-    from ingest.build import build_models, run_dbt
+    from kneepoint.ingest.build import build_models, run_dbt
 
     if command == "build" and not select:
         result = build_models(db, full_refresh=True, all_tests=True)
@@ -253,7 +253,7 @@ def job_curve(args: Result) -> Result:
     series, one disk and five disks at a time; the first call of the process is the cold one."""
     import duckdb
 
-    from app import queries
+    from kneepoint.app import queries
 
     db = Path(args["db"])
     con = duckdb.connect(str(db), read_only=True)

@@ -24,6 +24,7 @@ folder, keyed by the project's files, dbt's version and the warehouse, so a comm
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import pickle
 import time
@@ -36,12 +37,12 @@ from typing import Any
 
 import duckdb
 
-from ingest import __version__
-from ingest.units import PROJECT_ROOT
-from ingest.warehouse import FILE_CHANGE_LOCK, connect, latest_change, transaction
+from kneepoint.ingest import __version__
+from kneepoint.ingest.units import PROJECT_ROOT
+from kneepoint.ingest.warehouse import FILE_CHANGE_LOCK, connect, latest_change, transaction
 
 # The files whose content decides what the models hold: a change to any of them rebuilds everything.
-_DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analysis.py")
+_DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analytics.py")
 # What dbt parses (its manifest is kept until one of them changes).
 _PARSED = ("dbt_project.yml", "selectors.yml", "profiles.yml", "models", "macros", "tests/dbt")
 # The model tables an incremental build extends: one missing (deleted by hand, an older warehouse) means a full build.
@@ -366,12 +367,20 @@ def _manifest_key(db: str | os.PathLike[str]) -> str:
 
 
 def _progress_callback(progress: Progress | None) -> Callable[[Any], None]:
+    """dbt's events as `progress("building fct_io_results (3 of 22)")`. dbt calls it from its worker threads; what
+    the caller does with it (a terminal line, a page's progress bar) must not fail the build, so its errors are
+    dropped (logged)."""
+
     def on_event(event: Any) -> None:
-        if progress is not None and event.info.name == "LogStartLine":
-            data = event.data
-            node = data.node_info.node_name if data.node_info else data.description
-            verb = "testing" if data.description.startswith("test") else "building"
+        if progress is None or event.info.name != "LogStartLine":
+            return
+        data = event.data
+        node = data.node_info.node_name if data.node_info else data.description
+        verb = "testing" if data.description.startswith("test") else "building"
+        try:
             progress(f"{verb} {node} ({data.index} of {data.total})")
+        except Exception:  # noqa: BLE001 - showing progress is not the build
+            logging.getLogger(__name__).warning("build progress could not be shown", exc_info=True)
 
     return on_event
 

@@ -28,12 +28,12 @@ from itertools import chain
 import duckdb
 import pyarrow as pa
 
-from ingest import formats
-from ingest.build import BuildResult, Progress, build_models
-from ingest.errors import ParseError
-from ingest.labels import Labels, check_labels
-from ingest.sources import InputError, InputFile
-from ingest.warehouse import (
+from kneepoint.ingest import formats
+from kneepoint.ingest.build import BuildResult, Progress, build_models
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.labels import Labels, check_labels
+from kneepoint.ingest.sources import InputError, InputFile
+from kneepoint.ingest.warehouse import (
     PreparedFile,
     StoreError,
     StoreResult,

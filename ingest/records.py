@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from ingest import units
+from kneepoint.ingest import units
 
 Pattern = Literal["sequential", "random"]
 Operation = Literal["read", "write", "mixed"]

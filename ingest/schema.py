@@ -20,7 +20,7 @@ from functools import cache
 
 import pyarrow as pa
 
-from ingest.records import IoRecord, QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.records import IoRecord, QueryIoRecord, QueryTimeRecord
 
 # SQL type -> Arrow type. The names are DuckDB's; PostgreSQL's are derived where that engine is used.
 ARROW_TYPES = {

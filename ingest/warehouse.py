@@ -24,12 +24,12 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from ingest import __version__, schema, units
-from ingest.errors import WarehouseBusy
-from ingest.labels import check_label
-from ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
-from ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
-from ingest.schema import ROW_TABLES
+from kneepoint.ingest import __version__, schema, units
+from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.labels import check_label
+from kneepoint.ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
+from kneepoint.ingest.schema import ROW_TABLES
 
 DEFAULT_DB = "warehouse.duckdb"
 LOCK_WAIT_S = float(os.environ.get("KNEEPOINT_LOCK_WAIT_S", "15"))

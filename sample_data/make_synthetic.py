@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
+import kneepoint.ingest.synth
 
-import ingest.synth  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    for info in pkgutil.iter_modules(ingest.synth.__path__):
-        mod = importlib.import_module(f"ingest.synth.{info.name}")
+    for info in pkgutil.iter_modules(kneepoint.ingest.synth.__path__):
+        mod = importlib.import_module(f"kneepoint.ingest.synth.{info.name}")
         if not hasattr(mod, "sample_files"):
             continue
         folder = HERE / mod.SAMPLE_FOLDER

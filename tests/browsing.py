@@ -61,7 +61,11 @@ def app_server(sample_warehouse, tmp_path) -> Iterator[str]:
     env = dict(os.environ, KNEEPOINT_DB=str(db))
     log = open(tmp_path / "app.log", "w")  # noqa: SIM115 - outlives this block: the server writes to it
     proc = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "app", "--port", str(port)], cwd=ROOT, env=env, stdout=log, stderr=log
+        [sys.executable, "-m", "kneepoint.app.cli", "app", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=log,
     )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

@@ -21,7 +21,7 @@ def sample_warehouse(tmp_path_factory) -> Path:
     """A warehouse with the sample data loaded and the models built, made once per test session.
 
     Tests that change data copy it (`warehouse` fixture)."""
-    from app.sample import load_sample_if_empty
+    from kneepoint.app.sample import load_sample_if_empty
 
     db = tmp_path_factory.mktemp("sample") / "warehouse.duckdb"
     assert load_sample_if_empty(db) > 0

@@ -20,11 +20,10 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import parse_bytes
 
-from ingest.errors import ParseError  # noqa: E402
-from ingest.formats import parse_bytes  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TIME_LIMIT_S = 5
 

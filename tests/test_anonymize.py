@@ -14,8 +14,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from app.anonymize import Anonymizer, shared_warehouse
-from app.cli import main
+from kneepoint.app.cli.main import main
+from kneepoint.app.sharing.anonymize import Anonymizer, shared_warehouse
 from tests.helpers import SAMPLE
 
 # Every planted string holds one of these (compared without case).
@@ -72,9 +72,9 @@ def _planted_files() -> dict[str, list[tuple[str, bytes]]]:
 
 def build_planted(db: Path) -> Path:
     """A warehouse whose labels, tags, notes, file names and file contents carry the SECRETS (and `<script>`)."""
-    from ingest.build import build_models
-    from ingest.load import ingest_inputs
-    from ingest.sources import iter_upload
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_upload
 
     files = _planted_files()
     sets = {

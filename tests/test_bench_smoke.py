@@ -19,7 +19,7 @@ from bench.generate import FULL_COUNTS, SPECS, TINY_COUNTS, counts, generate
 from bench.harness import INGEST_WORKERS, SATURATION_NODES, Harness, Spec, results_path, run
 from bench.memory import TreeMemory
 from bench.rows import RUNS_PER_FILE, SWEEPS_PER_SERIES
-from ingest import formats
+from kneepoint.ingest import formats
 
 # CrystalDiskMark prints a mixed test's read and write records as one [Mix] line, read back as one record.
 MERGES_RECORDS = {"crystaldiskmark"}
@@ -198,7 +198,7 @@ def test_tree_memory_counts_every_process_of_the_tree() -> None:
 
 def test_equivalence_check_finds_a_changed_parser_and_passes_an_unchanged_one(monkeypatch):
     from bench import equivalence
-    from ingest.formats import sqlio
+    from kneepoint.ingest.formats import sqlio
 
     # Against the working tree's own file, loaded apart: the same parser.
     compared, differences = equivalence.compare("sqlio", None, mutations=200)

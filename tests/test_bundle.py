@@ -14,8 +14,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from app.bundle import BundleError, import_bundle, mart_names, read_bundle
-from app.cli import main
+from kneepoint.app.cli.main import main
+from kneepoint.app.sharing.bundle import BundleError, import_bundle, mart_names, read_bundle
 
 STRIPE = "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.build import run_model_tests
+from kneepoint.ingest.build import run_model_tests
 from tests.helpers import ROOT
 
 # test name -> the SQL that plants one bad row it must find (in a copy of the sample warehouse)

@@ -22,11 +22,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from app.bundle import export_bundle, import_bundle
-from ingest.build import build_models
-from ingest.load import ingest_inputs
-from ingest.sources import InputFile, iter_paths
-from ingest.warehouse import connect, delete_file, relabel_file
+from kneepoint.app.sharing.bundle import export_bundle, import_bundle
+from kneepoint.ingest.build import build_models
+from kneepoint.ingest.load import ingest_inputs
+from kneepoint.ingest.sources import InputFile, iter_paths
+from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
 from tests.helpers import SAMPLE, corpus_dir
 from tests.reliability.conftest import size
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.build import build_models, run_dbt, run_model_tests
-from ingest.load import ingest_inputs
-from ingest.records import IoRecord, ParsedFile
-from ingest.sources import InputFile, iter_paths
-from ingest.warehouse import connect, store_file
+from kneepoint.ingest.build import build_models, run_dbt, run_model_tests
+from kneepoint.ingest.load import ingest_inputs
+from kneepoint.ingest.records import IoRecord, ParsedFile
+from kneepoint.ingest.sources import InputFile, iter_paths
+from kneepoint.ingest.warehouse import connect, store_file
 from tests.helpers import corpus_dir, corpus_file
 
 # SQLIO prints "MBs/sec" in MiB: 47.3 x 2^20 = 49,597,235 bytes/s (94.6 IOs/sec x 512 KiB agrees within 0.001%).

@@ -9,10 +9,10 @@ import sys
 import duckdb
 import pytest
 
-from app.cli import main
+from kneepoint.app.cli.main import main
 from tests.helpers import ROOT, SAMPLE
 
-KNEEPOINT = [sys.executable, "-m", "app.cli"]
+KNEEPOINT = [sys.executable, "-m", "kneepoint.app.cli"]
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -168,7 +168,7 @@ def test_db_option_and_env_agree(tmp_path, sample_fio, monkeypatch):
 
 def test_unit_macros_and_python_factors_agree(warehouse):
     """The dbt macros and `kneepoint parse` read the same factor table: check a row converted both ways."""
-    from ingest.formats import parse_bytes
+    from kneepoint.ingest.formats import parse_bytes
 
     path = SAMPLE / "fio" / "randread-4k-jobs1.json"
     expected = [r.to_normalized() for r in parse_bytes(path.read_bytes(), str(path)).records]

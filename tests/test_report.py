@@ -14,9 +14,10 @@ import plotly.graph_objects as go
 import polars as pl
 import pytest
 
-from app import charts
-from app.cli import main
-from app.report import build_report
+from kneepoint.app import charts
+from kneepoint.app.cli.main import main
+from kneepoint.app.sharing.report import build_report
+from kneepoint.ingest import __version__
 from tests.helpers import SAMPLE
 from tests.test_anonymize import build_planted
 
@@ -128,7 +129,7 @@ def test_conditions_checks_and_provenance(html: str, source: Path):
     provenance = html[html.index('<section id="provenance">') :]
     for name, sha256 in files:
         assert name in provenance and sha256 in provenance
-    assert "kneepoint 0.1.0" in provenance
+    assert f"kneepoint {__version__}" in provenance
 
 
 def test_every_chart_carries_the_whole_plotly_white_template(html: str):
@@ -175,9 +176,9 @@ def test_user_text_is_escaped(tmp_path: Path):
 
 
 def test_disk_without_benchmark_results(tmp_path: Path):
-    from ingest.build import build_models
-    from ingest.load import ingest_inputs
-    from ingest.sources import iter_paths
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_paths
 
     db = tmp_path / "sql-only.duckdb"
     report = ingest_inputs(db, iter_paths([SAMPLE / "sqlstats" / "synthetic-p10-workload.txt"]), disk="P10 data")
@@ -192,12 +193,12 @@ def test_disk_without_benchmark_results(tmp_path: Path):
 
 
 def test_share_page_builds_report_bundle_and_image_buttons(warehouse: Path):
-    """app/views/report.py on the sample warehouse: anonymized report and bundle ready to download."""
+    """app/web/pages/report.py on the sample warehouse: anonymized report and bundle ready to download."""
     from streamlit.testing.v1 import AppTest
 
     from tests.helpers import ROOT
 
-    at = AppTest.from_file(str(ROOT / "app" / "views" / "report.py"), default_timeout=300).run()
+    at = AppTest.from_file(str(ROOT / "app" / "web" / "pages" / "report.py"), default_timeout=300).run()
     assert not at.exception
     assert at.multiselect[0].value == [
         FIO_DISK,

@@ -13,13 +13,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from app.cli import main
-from ingest.build import build_models, run_model_tests
-from ingest.load import ingest_inputs
-from ingest.records import IoRecord, ParsedFile
-from ingest.sources import iter_paths
-from ingest.synth.disk_model import DiskModel, sweep
-from ingest.warehouse import connect, store_file
+from kneepoint.app.cli.main import main
+from kneepoint.ingest.build import build_models, run_model_tests
+from kneepoint.ingest.load import ingest_inputs
+from kneepoint.ingest.records import IoRecord, ParsedFile
+from kneepoint.ingest.sources import iter_paths
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest.warehouse import connect, store_file
 from tests.helpers import SAMPLE
 
 SAMPLE_DISK, SAMPLE_HOST = "sample vda", "vm"

@@ -16,16 +16,16 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest import warehouse
-from ingest.errors import WarehouseBusy
-from ingest.formats import parse_bytes
-from ingest.load import close_pool, ingest_inputs
-from ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
-from ingest.sources import InputFile, iter_paths
-from ingest.warehouse import ROW_TABLES, StoreError, connect, row_counts, store_file
+from kneepoint.ingest import warehouse
+from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.formats import parse_bytes
+from kneepoint.ingest.load import close_pool, ingest_inputs
+from kneepoint.ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.sources import InputFile, iter_paths
+from kneepoint.ingest.warehouse import ROW_TABLES, StoreError, connect, row_counts, store_file
 from tests.helpers import ROOT, SAMPLE, corpus_dir
 
-KNEEPOINT = [sys.executable, "-m", "app.cli"]
+KNEEPOINT = [sys.executable, "-m", "kneepoint.app.cli"]
 FIO_SAMPLES = sorted((SAMPLE / "fio").glob("*.json"))
 
 
@@ -390,7 +390,7 @@ def test_a_command_proceeds_when_the_holder_lets_go_within_the_wait(held_warehou
 
 
 def test_kill_9_mid_ingest_leaves_whole_files_and_a_rerun_completes_it(tmp_path, monkeypatch):
-    from ingest.build import build_models
+    from kneepoint.ingest.build import build_models
 
     monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "dbt-target"))
     paths = fio_variants(tmp_path / "in", 500)
@@ -479,7 +479,7 @@ def test_a_pool_of_workers_stores_exactly_what_parsing_in_process_stores(tmp_pat
     paths.insert(5, tmp_path / "in" / "broken.json")
     paths.insert(9, paths[2])  # the same bytes twice in one ingest
     # Small batches, so that the pool's files span several of them.
-    monkeypatch.setattr("ingest.load.BATCH_FILES", 7)
+    monkeypatch.setattr("kneepoint.ingest.load.BATCH_FILES", 7)
     serial = ingest_inputs(tmp_path / "serial.duckdb", iter_paths(paths), disk="d", build=False, workers=1)
     pooled = ingest_inputs(tmp_path / "pooled.duckdb", iter_paths(paths), disk="d", build=False, workers=2)
 
@@ -552,7 +552,7 @@ def test_a_killed_ingest_leaves_no_worker_process_behind(tmp_path):
 
 
 def test_the_pool_is_kept_between_ingests_replaced_when_a_worker_died_and_closed_when_idle(tmp_path, monkeypatch):
-    from ingest import load
+    from kneepoint.ingest import load
 
     paths = fio_variants(tmp_path / "in", 60)
     db = tmp_path / "w.duckdb"

@@ -29,10 +29,10 @@ from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 
-from ingest.errors import ParseError
-from ingest.formats._common import first_content_line
-from ingest.records import ParsedFile, Record
-from ingest.textio import decode
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import first_content_line
+from kneepoint.ingest.records import ParsedFile, Record
+from kneepoint.ingest.textio import decode
 
 # What every format module declares (see _template.py).
 REQUIRED = (

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import re
 
-from ingest.errors import ParseError
-from ingest.formats._common import first_content_line
-from ingest.records import IoRecord
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import first_content_line
+from kneepoint.ingest.records import IoRecord
 
 NAME = "mytool"  # the --format name: the module's name
 TITLE = "mytool text"  # its name for people (upload page, report)

@@ -65,9 +65,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple
 
-from ingest.errors import ParseError
-from ingest.records import IoRecord
-from ingest.textio import find_rare, lines_holding
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.textio import find_rare, lines_holding
 
 NAME = "crystaldiskmark"
 TITLE = "CrystalDiskMark / KDiskMark"

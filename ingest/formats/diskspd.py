@@ -99,16 +99,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ingest.errors import ParseError
-from ingest.formats._common import (
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import (
     LATENCY_FIELD_ROWS,
     PERCENTILE_LABELS,
     diskspd_start_time,
     first_content_line,
     share_histogram,
 )
-from ingest.records import IoRecord
-from ingest.textio import find_rare, size_to_bytes
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.textio import find_rare, size_to_bytes
 
 NAME = "diskspd"
 TITLE = "DiskSpd text"

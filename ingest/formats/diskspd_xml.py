@@ -82,9 +82,9 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from ingest.errors import ParseError
-from ingest.formats._common import LATENCY_FIELD_ROWS, PERCENTILE_LABELS, diskspd_start_time, share_histogram
-from ingest.records import IoRecord
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import LATENCY_FIELD_ROWS, PERCENTILE_LABELS, diskspd_start_time, share_histogram
+from kneepoint.ingest.records import IoRecord
 
 NAME = "diskspd_xml"
 TITLE = "DiskSpd XML"

@@ -68,10 +68,10 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
-from ingest.errors import ParseError
-from ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, snap_block_size
-from ingest.records import IoRecord
-from ingest.textio import size_to_bytes
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, snap_block_size
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.textio import size_to_bytes
 
 NAME = "fio_json"
 TITLE = "fio JSON"

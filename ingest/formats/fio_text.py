@@ -74,11 +74,11 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ingest.errors import ParseError
-from ingest.formats import fio_json
-from ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, first_content_line, snap_block_size
-from ingest.records import IoRecord
-from ingest.textio import size_to_bytes
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import fio_json
+from kneepoint.ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, first_content_line, snap_block_size
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.textio import size_to_bytes
 
 NAME = "fio_text"
 TITLE = "fio text"

@@ -65,10 +65,10 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import TypeVar
 
-from ingest.errors import ParseError
-from ingest.formats._common import first_content_line
-from ingest.records import IoRecord
-from ingest.textio import find_rare, lines_holding
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import first_content_line
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.textio import find_rare, lines_holding
 
 T = TypeVar("T")
 

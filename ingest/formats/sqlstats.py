@@ -74,9 +74,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ingest.errors import ParseError
-from ingest.formats._common import first_content_line
-from ingest.records import QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import first_content_line
+from kneepoint.ingest.records import QueryIoRecord, QueryTimeRecord
 
 _T = TypeVar("_T")
 

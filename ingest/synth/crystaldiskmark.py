@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from ingest import units
-from ingest.records import IoRecord
-from ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest import units
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
 
 SAMPLE_FOLDER = "crystaldiskmark"
 LAYOUTS = ("cdm8", "cdm7", "kdiskmark")

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ingest.records import IoRecord
+from kneepoint.ingest.records import IoRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def sweep(
 ) -> list[IoRecord]:
     """Records for a threads x queue-depth sweep, in the units the tool prints (`throughput_unit`,
     `latency_unit`); a mixed workload yields a read and a write record per run."""
-    from ingest import units
+    from kneepoint.ingest import units
 
     rng = random.Random(seed)
     tput_factor = units.throughput_units()[throughput_unit]

@@ -21,10 +21,10 @@ import random
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from ingest import units
-from ingest.formats._common import PERCENTILE_LABELS
-from ingest.records import IoRecord
-from ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest import units
+from kneepoint.ingest.formats._common import PERCENTILE_LABELS
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
 
 SAMPLE_FOLDER = "diskspd"
 MIB = 1024 * 1024

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ingest.records import IoRecord
-from ingest.synth.diskspd import write_xml
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth.diskspd import write_xml
 
 
 def write(records: Iterable[IoRecord], **opts: object) -> str:

@@ -23,8 +23,8 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ingest import units
-from ingest.records import IoRecord
+from kneepoint.ingest import units
+from kneepoint.ingest.records import IoRecord
 
 # fio's latency histogram (stat.c, FIO_IO_U_PLAT_BITS 6): bucket index -> [low, high) edges and the value
 # printed for it (the middle), in ns.

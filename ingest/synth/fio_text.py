@@ -18,9 +18,9 @@ import math
 import time
 from collections.abc import Iterable
 
-from ingest.formats._common import CAPPED_NOTE, SYNC_ENGINES
-from ingest.records import IoRecord
-from ingest.synth.fio_json import PERCENTILES, DirectionFigures, distribution, runs, rw_option
+from kneepoint.ingest.formats._common import CAPPED_NOTE, SYNC_ENGINES
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth.fio_json import PERCENTILES, DirectionFigures, distribution, runs, rw_option
 
 _SI = ("", "k", "M", "G", "T", "P", "E")
 _IEC = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")

@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
-from ingest import units
-from ingest.records import IoRecord
-from ingest.synth.disk_model import DiskModel, lognormal_histogram, sweep
+from kneepoint.ingest import units
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth.disk_model import DiskModel, lognormal_histogram, sweep
 
 SAMPLE_FOLDER = "sqlio"
 VERSION = "1.5.SG"

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ingest.formats.sqlstats import (
+from kneepoint.ingest.formats.sqlstats import (
     FIELDS_2000,
     FIELDS_2008,
     FIELDS_2019,
@@ -37,8 +37,8 @@ from ingest.formats.sqlstats import (
     IoLineForm,
     Vocabulary,
 )
-from ingest.records import QueryIoRecord, QueryTimeRecord
-from ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest.records import QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
 
 SAMPLE_FOLDER = "sqlstats"
 PAGE_BYTES = 8192

@@ -1,11 +1,11 @@
 """One row per series: the Universal Scalability Law fit of IOPS against outstanding I/O and the Kneedle knee,
 second opinions beside the saturation rule (mart_saturation_points joins them). The arithmetic is in
-ingest/analysis.py; this model only feeds it the series' points (int_saturation_points, one per load).
+ingest/analytics.py; this model only feeds it the series' points (int_saturation_points, one per load).
 Incremental by series, like the points it reads: a change refits the series whose points it changed."""
 
 import pyarrow as pa
 
-from ingest.analysis import series_fits_many
+from kneepoint.ingest.analytics import series_fits_many
 
 KEY = ("series_id", "disk_key", "pattern", "operation", "read_pct", "block_size_bytes", "direction")
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from app.cli import main
-from ingest.load import ingest_inputs
-from ingest.sources import iter_paths
+from kneepoint.app.cli.main import main
+from kneepoint.ingest.load import ingest_inputs
+from kneepoint.ingest.sources import iter_paths
 from tests.app.test_apptest import STRIPE_DISK, new_app
 from tests.helpers import SAMPLE
 

@@ -11,11 +11,11 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import uploads
-from ingest.sources import Limits
+from kneepoint.app.web import uploads
+from kneepoint.ingest.sources import Limits
 from tests.helpers import ROOT, SAMPLE
 
-APP = str(ROOT / "app" / "streamlit_app.py")
+APP = str(ROOT / "app" / "web" / "streamlit_app.py")
 FIO_DISK = "sample vda (virtio, fio sweep) @ kneepoint-dev-vm"
 P10_DISK = "synthetic P10 (modelled) @ synthetic-sql01"
 STRIPE_DISK = "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01"
@@ -26,7 +26,7 @@ def new_app(page: str | None = None, **params: str | list[str]) -> AppTest:
     for key, value in params.items():
         at.query_params[key] = value
     if page:
-        at.switch_page(f"views/{page}.py")
+        at.switch_page(f"pages/{page}.py")
     return at
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.cli import main
+from kneepoint.app.cli.main import main
 from tests.browsing import ARTIFACTS
 from tests.test_anonymize import build_planted
 

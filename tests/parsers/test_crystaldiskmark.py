@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.formats import crystaldiskmark
-from ingest.records import IoRecord
-from ingest.synth import crystaldiskmark as writer
-from ingest.textio import decode
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import crystaldiskmark
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth import crystaldiskmark as writer
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_dir, corpus_file
 
 MIB = 1024 * 1024

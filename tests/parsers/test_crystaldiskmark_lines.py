@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from ingest import formats
-from ingest.records import IoRecord
+from kneepoint.ingest import formats
+from kneepoint.ingest.records import IoRecord
 
 MIB = 1024 * 1024
 HEADER = "CrystalDiskMark 8.0.4 x64 (C) 2007-2021 hiyohiyo"

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.formats import diskspd, diskspd_xml
-from ingest.synth import diskspd as writer
-from ingest.synth import diskspd_xml as xml_writer
-from ingest.synth.disk_model import DiskModel, sweep
-from ingest.textio import decode
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import diskspd, diskspd_xml
+from kneepoint.ingest.synth import diskspd as writer
+from kneepoint.ingest.synth import diskspd_xml as xml_writer
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_dir, corpus_file
 
 MIB = 1024 * 1024

@@ -3,8 +3,8 @@ latency points matched within a billionth."""
 
 from __future__ import annotations
 
-from ingest.formats import diskspd, diskspd_xml
-from ingest.textio import decode
+from kneepoint.ingest.formats import diskspd, diskspd_xml
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_file
 
 MIXED = "patricklang-containers-2.0.21-mibs-latency-readme.txt"

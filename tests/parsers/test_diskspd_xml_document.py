@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.errors import ParseError
-from ingest.formats import diskspd_xml
-from ingest.textio import decode
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import diskspd_xml
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_file
 
 SAMPLE_XML = SAMPLE / "diskspd" / "synthetic-ss-stripe-mixed-8k.xml"

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.formats import fio_json
-from ingest.synth import fio_json as writer
-from ingest.synth.disk_model import DiskModel, sweep
-from ingest.textio import decode
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import fio_json
+from kneepoint.ingest.synth import fio_json as writer
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_file
 
 KIB = 1024

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.formats import fio_json, fio_text
-from ingest.synth import fio_json as json_writer
-from ingest.synth import fio_text as writer
-from ingest.synth.disk_model import DiskModel, sweep
-from ingest.textio import decode
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import fio_json, fio_text
+from kneepoint.ingest.synth import fio_json as json_writer
+from kneepoint.ingest.synth import fio_text as writer
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_dir, corpus_file, corpus_names
 
 MIB = 1024 * 1024

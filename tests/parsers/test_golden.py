@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.records import IoRecord, Record
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.records import IoRecord, Record
 from tests.helpers import corpus_file, corpus_names
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.formats import fio_json
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import fio_json
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 FIO_DOC = (SAMPLE / "fio" / "randread-4k-jobs1.json").read_text()
@@ -85,7 +85,7 @@ def test_the_host_keys_are_the_keys_the_parsers_write_host_names_under():
 
 
 def test_a_format_module_missing_part_of_the_interface_is_refused(monkeypatch):
-    from ingest.formats import sqlio
+    from kneepoint.ingest.formats import sqlio
 
     monkeypatch.delattr(sqlio, "TITLE")
     formats.registry.cache_clear()
@@ -99,7 +99,7 @@ def test_a_format_module_missing_part_of_the_interface_is_refused(monkeypatch):
 
 
 def test_the_template_declares_the_interface_and_is_no_format():
-    from ingest.formats import _template
+    from kneepoint.ingest.formats import _template
 
     assert all(hasattr(_template, attr) for attr in formats.REQUIRED)
     assert _template.NAME not in formats.names()

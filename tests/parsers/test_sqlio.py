@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.formats import sqlio
-from ingest.records import IoRecord
-from ingest.synth import sqlio as writer
-from ingest.synth.disk_model import DiskModel, sweep
-from ingest.textio import decode
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import sqlio
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth import sqlio as writer
+from kneepoint.ingest.synth.disk_model import DiskModel, sweep
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_dir, corpus_file
 
 RANDOM_4K = "dataelisabeth-random-read-4k-expandfile.txt"

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest import formats
-from ingest.errors import ParseError
-from ingest.formats import sqlstats
-from ingest.records import QueryIoRecord, QueryTimeRecord
-from ingest.synth import sqlstats as writer
-from ingest.textio import decode
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import sqlstats
+from kneepoint.ingest.records import QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.synth import sqlstats as writer
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE, corpus_dir, corpus_file
 
 EN = "jorriss-sampleoutput-en.txt"

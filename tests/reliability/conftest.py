@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app import uploads
+from kneepoint.app.web import uploads
 from tests.browsing import _free_port
 from tests.helpers import ROOT
 from tests.reliability.inputs import (
@@ -29,7 +29,7 @@ from tests.reliability.inputs import (
 
 LONG = os.environ.get("KNEEPOINT_LONG") == "1"
 long_only = pytest.mark.skipif(not LONG, reason="long variant: KNEEPOINT_LONG=1")
-KNEEPOINT = [sys.executable, "-m", "app.cli"]
+KNEEPOINT = [sys.executable, "-m", "kneepoint.app.cli"]
 
 
 def size(short: int, long: int) -> int:
@@ -42,11 +42,11 @@ def kneepoint_with_batches(files_per_batch: int) -> list[str]:
     a few dozen files then commit many times, so a kill can land between commits, as it does in a large ingest."""
     code = (
         "import sys\n"
-        "import ingest.load\n"
-        "if not hasattr(ingest.load, 'BATCH_FILES'):\n"
-        "    sys.exit('ingest.load.BATCH_FILES is gone: update tests/reliability/conftest.py')\n"
-        f"ingest.load.BATCH_FILES = {int(files_per_batch)}\n"
-        "from app.cli import main\n"
+        "import kneepoint.ingest.load as load\n"
+        "if not hasattr(load, 'BATCH_FILES'):\n"
+        "    sys.exit('kneepoint.ingest.load.BATCH_FILES is gone: update tests/reliability/conftest.py')\n"
+        f"load.BATCH_FILES = {int(files_per_batch)}\n"
+        "from kneepoint.app.cli.main import main\n"
         "sys.argv[0] = 'kneepoint'\n"
         "sys.exit(main())\n"
     )

@@ -13,10 +13,10 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from ingest.formats import parse_bytes
-from ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
-from ingest.sources import InputFile
-from ingest.textio import decode
+from kneepoint.ingest.formats import parse_bytes
+from kneepoint.ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.sources import InputFile
+from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE
 
 # One file per format and layout (sample_data/README.md): fio JSON and text, SQLIO, DiskSpd text and XML,

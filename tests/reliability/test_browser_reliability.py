@@ -18,8 +18,8 @@ from urllib.parse import quote_plus, urlencode, urlsplit
 
 import pytest
 
-from app import queries
-from ingest.warehouse import connect, list_files
+from kneepoint.app import queries
+from kneepoint.ingest.warehouse import connect, list_files
 from tests.browsing import CHROMIUM, CHROMIUM_ARGS, screenshot
 from tests.helpers import SAMPLE
 from tests.reliability.conftest import AppServer, start_ingest
@@ -406,7 +406,7 @@ def as_streamlit_shows(text: str) -> str:
 
 
 CURVES_MARKUP = (
-    "app/views/curves.py writes each disk's saturation sentence with st.markdown(..., unsafe_allow_html=True) and "
+    "app/web/pages/curves.py writes each disk's saturation sentence with st.markdown(..., unsafe_allow_html=True) and "
     "the disk label unescaped: a label's HTML becomes elements (Streamlit strips event handlers, so no script "
     "runs). Fix in the reliability report: html.escape() the label (and the notes) inside that Markdown."
 )

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import duckdb
 
-from app import queries, uploads
-from ingest.warehouse import connect, list_files
+from kneepoint.app import queries
+from kneepoint.app.web import uploads
+from kneepoint.ingest.warehouse import connect, list_files
 from tests.reliability.conftest import long_only, start_ingest
 from tests.reliability.inputs import expected_by_file_id, variant, write_batch
 from tests.reliability.test_crash_safety import rows_per_file

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ingest.warehouse import ROW_TABLES, connect
+from kneepoint.ingest.warehouse import ROW_TABLES, connect
 from tests.browsing import ARTIFACTS
 from tests.helpers import ROOT
 from tests.reliability.conftest import KNEEPOINT, cli, kneepoint_with_batches, long_only

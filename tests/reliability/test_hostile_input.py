@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from app import uploads
-from ingest.errors import ParseError
-from ingest.formats import parse_bytes
-from ingest.sources import InputFile, Limits, MiB, iter_paths, iter_upload
-from ingest.warehouse import connect, list_files, row_counts
+from kneepoint.app.web import uploads
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import parse_bytes
+from kneepoint.ingest.sources import InputFile, Limits, MiB, iter_paths, iter_upload
+from kneepoint.ingest.warehouse import connect, list_files, row_counts
 from tests.browsing import ARTIFACTS
 from tests.helpers import ROOT, SAMPLE, corpus_file
 from tests.reliability.conftest import KNEEPOINT, LONG, cli, size
@@ -396,7 +396,7 @@ def test_cli_ingest_goes_on_past_a_damaged_zip(tmp_path):
 
 def test_only_parse_errors_come_out_of_parsing_the_hostile_files(tmp_path):
     """Every hostile file through every parser, detection skipped (`--format`): ParseError or records."""
-    from ingest.formats import names
+    from kneepoint.ingest.formats import names
 
     inputs = {name: data for name, (data, _) in hostile_files(tmp_path / "escape").items() if not name.endswith(".zip")}
     inputs |= readable_files()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import markupsafe
 
-from app import queries
-from ingest.warehouse import RAW_TABLES, connect, list_files, row_counts
+from kneepoint.app import queries
+from kneepoint.ingest.warehouse import RAW_TABLES, connect, list_files, row_counts
 from tests.reliability.conftest import cli
 from tests.reliability.inputs import HTML_PAYLOAD, SCRIPT_PAYLOAD, SQL_PAYLOAD, hostile_file_names
 

@@ -9,7 +9,8 @@ import html
 import polars as pl
 import streamlit as st
 
-from app import charts, queries, state, ui
+from kneepoint.app import charts, queries
+from kneepoint.app.web import state, ui
 
 st.title("Curves")
 if not queries.has_marts():

@@ -1,5 +1,5 @@
 """Share: the self-contained HTML report, the data bundle and chart images for a storage vendor, anonymized on
-request. The same code as `kneepoint report`, `export` and `images` (app/report.py, app/bundle.py, app/images.py)."""
+request. The same code as `kneepoint report`, `export` and `images` (app/sharing/: report.py, bundle.py, images.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import plotly.io as pio
 import polars as pl
 import streamlit as st
 
-from app import queries, state
-from app.anonymize import shared_warehouse
-from app.bundle import bundle_bytes
-from app.images import ensure_browser, images_zip
-from app.report import render
-from ingest.errors import WarehouseBusy
+from kneepoint.app import queries
+from kneepoint.app.sharing.anonymize import shared_warehouse
+from kneepoint.app.sharing.bundle import bundle_bytes
+from kneepoint.app.sharing.images import ensure_browser, images_zip
+from kneepoint.app.sharing.report import render
+from kneepoint.app.web import state
+from kneepoint.ingest.errors import WarehouseBusy
 
 st.title("Share with a vendor")
 st.caption(

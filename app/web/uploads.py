@@ -18,14 +18,14 @@ from typing import TypeVar
 
 import duckdb
 
-from ingest import formats
-from ingest.build import BuildResult, build_models
-from ingest.errors import ParseError
-from ingest.labels import check_labels
-from ingest.load import FileOutcome, IngestReport, ingest_inputs
-from ingest.records import IoRecord
-from ingest.sources import InputError, InputFile, Limits, iter_upload
-from ingest.warehouse import connect
+from kneepoint.ingest import formats
+from kneepoint.ingest.build import BuildResult, build_models
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.labels import check_labels
+from kneepoint.ingest.load import FileOutcome, IngestReport, ingest_inputs
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.sources import InputError, InputFile, Limits, iter_upload
+from kneepoint.ingest.warehouse import connect
 
 T = TypeVar("T")
 

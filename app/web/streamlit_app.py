@@ -1,22 +1,17 @@
 """kneepoint's Streamlit entry point: navigation, and the models caught up before a page reads them; each page is a
-thin module in app/views/."""
+thin module in app/web/pages/."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
 
-# `streamlit run app/streamlit_app.py` puts app/ on sys.path, not the project root.
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from app import queries, uploads  # noqa: E402 - after the project root is on sys.path
-from app.uploads import md_literal  # noqa: E402
-from ingest.build import models_behind  # noqa: E402
-from ingest.errors import WarehouseBusy  # noqa: E402
+from kneepoint.app import queries
+from kneepoint.app.web import uploads
+from kneepoint.app.web.uploads import md_literal
+from kneepoint.ingest.build import models_behind
+from kneepoint.ingest.errors import WarehouseBusy
 
 
 @st.cache_resource
@@ -47,7 +42,7 @@ def catch_up() -> None:
 
 st.set_page_config(page_title="kneepoint", page_icon=":material/show_chart:", layout="wide")
 
-PAGES = Path(__file__).resolve().parent / "views"
+PAGES = Path(__file__).resolve().parent / "pages"
 nav = st.navigation(
     {
         "Disks": [

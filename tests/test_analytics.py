@@ -1,4 +1,4 @@
-"""ingest/analysis.py: the USL fit, the Kneedle knee and the latency target, on plain numbers."""
+"""ingest/analytics.py: the USL fit, the Kneedle knee and the latency target, on plain numbers."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from bench.rows import make_rows_db
-from ingest.analysis import (
+from kneepoint.ingest.analytics import (
     MIN_USL_POINTS,
     LatencyPoint,
     UslFit,
@@ -26,9 +26,9 @@ from ingest.analysis import (
     usl_iops,
     usl_note,
 )
-from ingest.formats import parse_bytes
-from ingest.records import IoRecord
-from ingest.synth.disk_model import DiskModel
+from kneepoint.ingest.formats import parse_bytes
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.synth.disk_model import DiskModel
 from tests.helpers import SAMPLE
 
 Series = tuple[list[float], list[float]]

@@ -11,10 +11,11 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from app import queries, state, uploads
-from app.uploads import md_literal
-from ingest.errors import WarehouseBusy
-from ingest.warehouse import connect, delete_file, relabel_file
+from kneepoint.app import queries
+from kneepoint.app.web import state, uploads
+from kneepoint.app.web.uploads import md_literal
+from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
 
 st.title("Stored files")
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import charts, queries, state, ui
+from kneepoint.app import charts, queries
+from kneepoint.app.web import state, ui
 
 st.title("Compare disks")
 if not queries.has_marts():

@@ -31,11 +31,11 @@ from pathlib import Path
 
 import duckdb
 
-from app.wording import printable
-from ingest import __version__, formats
-from ingest.errors import ParseError, WarehouseBusy
-from ingest.labels import LabelError
-from ingest.sources import InputError, iter_paths
+from kneepoint.app.wording import printable
+from kneepoint.ingest import __version__, formats
+from kneepoint.ingest.errors import ParseError, WarehouseBusy
+from kneepoint.ingest.labels import LabelError
+from kneepoint.ingest.sources import InputError, iter_paths
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -43,7 +43,7 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from ingest.warehouse import db_path
+    from kneepoint.ingest.warehouse import db_path
 
     args.db = db_path(args.db)
     try:
@@ -252,8 +252,8 @@ def _columns() -> int:
 def _catch_up(db: Path) -> int | None:
     """Before a read: the warehouse exists, and a build an earlier command left unfinished is done now. An error
     exit code when the warehouse is missing or the build fails."""
-    from ingest.build import build_models
-    from ingest.warehouse import open_warehouse
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.warehouse import open_warehouse
 
     if not db.exists():
         print(
@@ -309,9 +309,9 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from ingest.labels import check_labels
-    from ingest.load import ingest_inputs
-    from ingest.warehouse import open_warehouse
+    from kneepoint.ingest.labels import check_labels
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.warehouse import open_warehouse
 
     check_labels(args.disk, args.host, args.tags, args.notes)  # LabelError: exit 2 before anything is read
     db = args.db
@@ -370,7 +370,7 @@ def _build_words(result) -> str:
 
 
 def cmd_files(args: argparse.Namespace) -> int:
-    from ingest.warehouse import connect, list_files
+    from kneepoint.ingest.warehouse import connect, list_files
 
     if (failed := _catch_up(args.db)) is not None:
         return failed
@@ -396,8 +396,8 @@ def cmd_files(args: argparse.Namespace) -> int:
 
 def _with_file(args: argparse.Namespace, action) -> int:
     """A change to one stored file, then the build; the warehouse is held from the change to the build's end."""
-    from ingest.build import build_models
-    from ingest.warehouse import open_warehouse, resolve_file_id
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.warehouse import open_warehouse, resolve_file_id
 
     if not args.db.exists():
         print(f"kneepoint: no warehouse at {printable(args.db)}", file=sys.stderr)
@@ -421,8 +421,8 @@ def _with_file(args: argparse.Namespace, action) -> int:
 
 
 def cmd_relabel(args: argparse.Namespace) -> int:
-    from ingest.labels import check_label
-    from ingest.warehouse import relabel_file
+    from kneepoint.ingest.labels import check_label
+    from kneepoint.ingest.warehouse import relabel_file
 
     if args.disk is None and args.host is None:
         print("kneepoint relabel: give --disk and/or --host", file=sys.stderr)
@@ -447,7 +447,7 @@ def cmd_relabel(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    from ingest.warehouse import delete_file
+    from kneepoint.ingest.warehouse import delete_file
 
     def action(con, file_id: str) -> bool:
         name = printable(con.execute("SELECT name FROM raw_files WHERE file_id = ?", [file_id]).fetchall()[0][0])
@@ -467,8 +467,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from ingest.build import build_models
-    from ingest.warehouse import open_warehouse
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.warehouse import open_warehouse
 
     db = args.db
     progress = _build_progress()
@@ -487,19 +487,19 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def _tolerance(text: str) -> float:
-    from app.saturation import parse_tolerance
+    from kneepoint.app.cli.saturation import parse_tolerance
 
     return parse_tolerance(text)
 
 
 def _latency_target_ms(text: str) -> float:
-    from app.saturation import parse_latency_target_ms
+    from kneepoint.app.cli.saturation import parse_latency_target_ms
 
     return parse_latency_target_ms(text)
 
 
 def cmd_saturation(args: argparse.Namespace) -> int:
-    from app.saturation import MissingModels, report_lines, saturation_rows, to_json
+    from kneepoint.app.cli.saturation import MissingModels, report_lines, saturation_rows, to_json
 
     if (failed := _catch_up(args.db)) is not None:
         return failed
@@ -521,7 +521,7 @@ def _share_args(args: argparse.Namespace) -> dict:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from app.report import build_report, write_report
+    from kneepoint.app.sharing.report import build_report, write_report
 
     if (failed := _catch_up(args.db)) is not None:
         return failed
@@ -541,7 +541,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from app.bundle import export_bundle
+    from kneepoint.app.sharing.bundle import export_bundle
 
     if (failed := _catch_up(args.db)) is not None:
         return failed
@@ -561,7 +561,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from app.bundle import BundleError, import_bundle
+    from kneepoint.app.sharing.bundle import BundleError, import_bundle
 
     out = _Lines()
     progress = _build_progress()
@@ -596,8 +596,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_images(args: argparse.Namespace) -> int:
-    from app.images import NoBrowser, chart_images
-    from app.report import build_report
+    from kneepoint.app.sharing.images import NoBrowser, chart_images
+    from kneepoint.app.sharing.report import build_report
 
     if (failed := _catch_up(args.db)) is not None:
         return failed
@@ -612,14 +612,14 @@ def cmd_images(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    from app.sample import load_sample_if_empty
+    from kneepoint.app.sample import load_sample_if_empty
 
     db = args.db
     if not args.no_sample:
         loaded = load_sample_if_empty(db)
         if loaded:
             print(f"loaded the sample data into {printable(db)}: {loaded} file(s)")
-    script = Path(__file__).with_name("streamlit_app.py")
+    script = Path(__file__).resolve().parent.parent / "web" / "streamlit_app.py"
     cmd = [
         sys.executable,
         "-m",

@@ -6,7 +6,8 @@ from __future__ import annotations
 import polars as pl
 import streamlit as st
 
-from app import charts, queries, state, ui
+from kneepoint.app import charts, queries
+from kneepoint.app.web import state, ui
 
 st.title("SQL workloads")
 if not queries.has_marts():

@@ -2,7 +2,7 @@
 
 The rule is not computed here: `saturation_points(tol)` / `saturation_by_threads(tol)` are the DuckDB table
 macros the marts are built from (macros/saturation.sql), so any tolerance is answered from a read-only
-connection without a rebuild. Only the latency target, a user-given figure, is applied here (ingest/analysis.py).
+connection without a rebuild. Only the latency target, a user-given figure, is applied here (ingest/analytics.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ingest.analysis import LatencyPoint, latency_target_point
+from kneepoint.ingest.analytics import LatencyPoint, latency_target_point
 
 SERIES_ORDER = "disk_key, pattern, operation, read_pct, block_size_bytes, direction"
 
@@ -52,7 +52,7 @@ def saturation_rows(
 ) -> list[dict[str, Any]]:
     """The mart's rows (per series, or per series and thread count), at `tolerance` when given, else as built;
     with the latency-target columns when a target is given."""
-    from ingest.warehouse import connect
+    from kneepoint.ingest.warehouse import connect
 
     macro = "saturation_by_threads" if by_threads else "saturation_points"
     mart = "mart_saturation_by_threads" if by_threads else "mart_saturation_points"

@@ -14,15 +14,15 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from app.charts import fmt_block_size
-from app.queries import Series
+from kneepoint.app.charts import fmt_block_size
+from kneepoint.app.queries import Series
 
 QP = "query-params"
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _cached(fn_name: str, version: tuple, args: tuple) -> Any:
-    from app import queries
+    from kneepoint.app import queries
 
     return getattr(queries, fn_name)(*args)
 

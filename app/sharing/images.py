@@ -16,7 +16,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from app.report import ReportChart
+from kneepoint.app.sharing.report import ReportChart
 
 FORMATS = ("png", "svg")
 WIDTH_PX = 1200  # a 16:9 slide's content width at scale 1; PNG at scale 2 is sharp on a projector

@@ -9,7 +9,7 @@ An anonymized bundle carries neither the original bytes nor any path (app/anonym
 
 Layout of the zip:
     manifest.json                      format, versions, disks, files with sha256, every table with rows and sha256
-    report.html                        the self-contained report (app/report.py)
+    report.html                        the self-contained report (app/sharing/report.py)
     raw/<raw table>.parquet            the raw layer of the bundled files
     marts/<mart>.parquet               every model of models/marts
 Parquet is written uncompressed and the zip deflates it: the same size, and a text search of the unzipped
@@ -34,12 +34,12 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from app.anonymize import Share, shared_warehouse
-from ingest import __version__, schema
-from ingest.labels import LabelError, check_labels
-from ingest.sources import Limits, MiB
-from ingest.units import PROJECT_ROOT
-from ingest.warehouse import RAW_TABLES, changing, connect, record_changes
+from kneepoint.app.sharing.anonymize import Share, shared_warehouse
+from kneepoint.ingest import __version__, schema
+from kneepoint.ingest.labels import LabelError, check_labels
+from kneepoint.ingest.sources import Limits, MiB
+from kneepoint.ingest.units import PROJECT_ROOT
+from kneepoint.ingest.warehouse import RAW_TABLES, changing, connect, record_changes
 
 BUNDLE_FORMAT = "kneepoint-bundle"
 BUNDLE_VERSION = 1
@@ -96,7 +96,7 @@ def export_bundle(
 
 def bundle_bytes(share: Share, report_html: str | None = None) -> bytes:
     """The zip of a prepared warehouse (app.anonymize.shared_warehouse); renders the report unless given."""
-    from app.report import render
+    from kneepoint.app.sharing.report import render
 
     if report_html is None:
         report_html = render(share).html
@@ -294,7 +294,7 @@ def import_bundle(
     sha256, its labels against their limits), known sha256s skipped; then bring the models up to date (unless
     `build` is False). The bundle's marts are not loaded: the models are rebuilt from its raw layer, so a
     forged mart can show nothing."""
-    from ingest.build import build_models
+    from kneepoint.ingest.build import build_models
 
     path = Path(path)
     with tempfile.TemporaryDirectory(prefix="kneepoint-bundle-") as tmp:

@@ -7,14 +7,18 @@ says so; a store then waits for it (KNEEPOINT_LOCK_WAIT_S) or says "warehouse bu
 
 from __future__ import annotations
 
+import threading
+
 import polars as pl
 import streamlit as st
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from app import queries, state, uploads
-from app.uploads import md_literal
-from ingest.errors import WarehouseBusy
-from ingest.labels import LabelError
-from ingest.sources import Limits, MiB
+from kneepoint.app import queries
+from kneepoint.app.web import state, uploads
+from kneepoint.app.web.uploads import md_literal
+from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.labels import LabelError
+from kneepoint.ingest.sources import Limits, MiB
 
 LIMITS = Limits()
 
@@ -47,14 +51,14 @@ def _show_result(result: dict) -> None:
         st.success(f"Added {runs} run(s) for disk **{key}** from {len(result['added'])} file(s).")
         if result["benchmarks"]:
             st.page_link(
-                "views/curves.py",
+                "pages/curves.py",
                 label=f"See the curves of {key}",
                 icon=":material/show_chart:",
                 query_params={"disk": result["key"]},
             )
         if result["statistics"]:
             st.page_link(
-                "views/sql.py",
+                "pages/sql.py",
                 label=f"See the SQL workloads of {key}",
                 icon=":material/database:",
                 query_params={"disk": result["key"]},
@@ -215,7 +219,11 @@ if clicked:
                 status.update(label="Files stored; building the models…")
                 bar.progress(1.0, text="Files stored; building the models")
 
+            run_context = get_script_run_ctx()
+
             def on_build_step(step: str) -> None:
+                # dbt reports its steps from threads of its own: they draw on this page's run
+                add_script_run_ctx(threading.current_thread(), run_context)
                 bar.progress(1.0, text=md_literal(step))
 
             try:

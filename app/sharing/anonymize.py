@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ingest.warehouse import RAW_TABLES, changing, connect, record_changes
+from kneepoint.ingest.warehouse import RAW_TABLES, changing, connect, record_changes
 
 # Private-use code points: placeholders for replaced spans while the other patterns run over the text, so a
 # pseudonym ("Path 1") is never matched again by a later pattern or literal.
@@ -296,7 +296,7 @@ def _texts(files: list[dict], meta: list[dict], io: list[dict], tables: dict[str
 
 def disk_keys_of(db: str | os.PathLike[str]) -> list[dict]:
     """Every stored file's disk key (the marts' `disk` or `disk @ host`), from the raw layer."""
-    from app.queries import disk_key
+    from kneepoint.app.queries import disk_key
 
     con = connect(db)
     try:
@@ -381,7 +381,7 @@ def shared_warehouse(
     """Yield the warehouse to share from. All disks, not anonymized: the user's warehouse itself (read only by
     convention). Otherwise a temporary copy of the chosen disks' raw layer (anonymized on request) with the
     models rebuilt, removed on exit."""
-    from ingest.build import build_models
+    from kneepoint.ingest.build import build_models
 
     db = Path(db)
     if not db.exists():
@@ -403,7 +403,7 @@ def shared_warehouse(
         build_models(copy).raise_for_failure()
         keys = chosen
         if anonymizer is not None:
-            from app.queries import disk_key
+            from kneepoint.app.queries import disk_key
 
             originals = {f["disk_key"]: (f["disk"], f["host"]) for f in disk_keys_of(db)}
             keys = [

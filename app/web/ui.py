@@ -102,7 +102,7 @@ def chart(fig: go.Figure, data: pl.DataFrame | None, name: str, key: str, contai
 
 def need_marts(*names: str) -> bool:
     """Say which models are missing (not built yet, or the build failed) and whether the page can go on."""
-    from app import queries
+    from kneepoint.app import queries
 
     missing = [n for n in names if n not in queries.tables()]
     if missing:

@@ -26,11 +26,11 @@ import plotly.graph_objects as go
 import polars as pl
 from plotly.offline import get_plotlyjs
 
-from app import charts, queries
-from app.anonymize import Share, shared_warehouse
-from app.queries import Series
-from ingest import __version__, units
-from ingest.warehouse import connect
+from kneepoint.app import charts, queries
+from kneepoint.app.queries import Series
+from kneepoint.app.sharing.anonymize import Share, shared_warehouse
+from kneepoint.ingest import __version__, units
+from kneepoint.ingest.warehouse import connect
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SERIES_COLUMNS = ("pattern", "operation", "read_pct", "block_size_bytes", "direction")
