@@ -37,7 +37,7 @@ from typing import Any
 
 import duckdb
 
-from kneepoint.ingest import __version__
+from kneepoint.ingest import __version__, formats
 from kneepoint.ingest.units import PROJECT_ROOT
 from kneepoint.ingest.warehouse import FILE_CHANGE_LOCK, connect, latest_change, transaction
 
@@ -109,6 +109,8 @@ def build_models(
                 )
                 if plan.kind == "full":
                     con.execute("DELETE FROM kneepoint_changed_series")
+                con.execute("DELETE FROM kneepoint_known_tools")
+                con.execute("INSERT INTO kneepoint_known_tools SELECT unnest(?::VARCHAR[])", [formats.tools()])
         finally:
             con.close()
         if plan.kind == "full":

@@ -225,6 +225,8 @@ BUILD_WINDOW = Table(
     ),
 )
 CHANGED_SERIES = Table("kneepoint_changed_series", (Column("series_id", "VARCHAR", not_null=True),))
+# The benchmark tools the format modules read (ingest/formats, each module's TOOLS): the dbt tests accept those.
+KNOWN_TOOLS = Table("kneepoint_known_tools", (Column("tool", "VARCHAR", not_null=True),))
 # Which declaration the warehouse was completed to (schema_hash): a connect checks one row, not the catalog.
 SCHEMA_VERSION = Table("kneepoint_schema", (Column("schema_hash", "VARCHAR", not_null=True),))
 
@@ -234,6 +236,7 @@ TABLES: dict[str, Table] = {
     BUILD_STATE.name: BUILD_STATE,
     BUILD_WINDOW.name: BUILD_WINDOW,
     CHANGED_SERIES.name: CHANGED_SERIES,
+    KNOWN_TOOLS.name: KNOWN_TOOLS,
     SCHEMA_VERSION.name: SCHEMA_VERSION,
 }
 
