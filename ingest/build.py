@@ -302,7 +302,7 @@ _KEPT_MANIFEST_FILES = 8
 
 
 def _manifest(db: str | os.PathLike[str]) -> Any:
-    """The parsed project for this warehouse (dbt's nodes name the database the warehouse's file makes), from
+    """The parsed project for this warehouse (dbt's nodes name the database after the warehouse file's stem), from
     this process, from the pickle a previous command left, or parsed now (dbt's partial parsing helps)."""
     from dbt.cli.main import dbtRunner
 
@@ -363,7 +363,9 @@ def _manifest_key(db: str | os.PathLike[str]) -> str:
     from importlib.metadata import version
 
     h = hashlib.sha256()
-    for part in (_files_hash(_PARSED), version("dbt-core"), version("dbt-duckdb"), str(Path(db).resolve())):
+    # dbt-duckdb names the database after the file's stem and writes that name into every node: a manifest fits
+    # any warehouse file of the same stem (the path itself is not in it).
+    for part in (_files_hash(_PARSED), version("dbt-core"), version("dbt-duckdb"), Path(db).stem):
         h.update(part.encode() + b"\0")
     return h.hexdigest()
 

@@ -14,7 +14,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -70,6 +70,16 @@ def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(explicit or os.environ.get("KNEEPOINT_DB") or DEFAULT_DB).resolve()
 
 
+# Told once per connect that has to wait for another process's lock (the command line says so on stderr).
+_on_wait: Callable[[Path, str], None] | None = None
+
+
+def notify_waits(callback: Callable[[Path, str], None] | None) -> None:
+    """`callback(warehouse, holder)` is called when a connect starts waiting for another process's write lock."""
+    global _on_wait
+    _on_wait = callback
+
+
 def connect(
     path: str | os.PathLike[str], read_only: bool = False, wait_s: float | None = None
 ) -> duckdb.DuckDBPyConnection:
@@ -82,6 +92,7 @@ def connect(
         raise FileNotFoundError(f"no warehouse at {path}: ingest a file first (kneepoint ingest FILE --disk LABEL)")
     deadline = time.monotonic() + wait_s
     delay = 0.05
+    told = False
     while True:
         try:
             con = duckdb.connect(str(path), read_only=read_only)
@@ -95,9 +106,12 @@ def connect(
         except duckdb.IOException as exc:
             if _LOCK_FAILED not in str(exc):
                 raise
+            m = _LOCK_HOLDER.search(str(exc))
+            holder = f"process {m['pid']} ({m['exe']})" if m else "another process"
+            if not told and _on_wait is not None and time.monotonic() < deadline:
+                _on_wait(path, holder)
+                told = True
             if time.monotonic() >= deadline:
-                m = _LOCK_HOLDER.search(str(exc))
-                holder = f"process {m['pid']} ({m['exe']})" if m else "another process"
                 raise WarehouseBusy(
                     f"warehouse busy: {path} is held by {holder}; waited {wait_s:g} s "
                     "(KNEEPOINT_LOCK_WAIT_S). Try again when it has finished, or close that process."

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,3 +43,20 @@ def corpus_file(*parts: str) -> Path:
     path = corpus_dir().joinpath(*parts)
     assert path.is_file(), f"corpus file missing: {path}"
     return path
+
+
+@contextmanager
+def hang_guard(seconds: float, what: str) -> Iterator[None]:
+    """Fail (TimeoutError) when the block has not returned after `seconds`: a bound on a hang, not a timing. Main
+    thread only (SIGALRM)."""
+
+    def on_alarm(_signum: int, _frame: object) -> None:
+        raise TimeoutError(f"{what}: still running after {seconds:g} s (a hang)")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -11,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -179,3 +180,98 @@ def test_damaged_bundles_are_refused(bundle: Path, tmp_path: Path, capsys):
         read_bundle(other)
     # The bundle is checked before the warehouse is touched: none was created.
     assert not vendor.exists()
+
+
+# --- bundles that lie -----------------------------------------------------------------------------------------
+
+
+def _rewritten(bundle: Path, out: Path, members: dict[str, bytes], compress: dict[str, int] | None = None) -> Path:
+    """`bundle` with some members replaced, the manifest's sha256 of each raw table recomputed to match (what a
+    forger who knows the format does)."""
+    with zipfile.ZipFile(bundle) as src:
+        manifest = json.loads(src.read("manifest.json"))
+        contents = {i.filename: src.read(i) for i in src.infolist()}
+    contents.update(members)
+    for member, entry in manifest["tables"].items():
+        entry["sha256"] = hashlib.sha256(contents[member]).hexdigest()
+    contents["manifest.json"] = json.dumps(manifest).encode()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
+        for name, data in contents.items():
+            dst.writestr(name, data, compresslevel=(compress or {}).get(name, 6))
+    return out
+
+
+def test_a_file_whose_bytes_do_not_match_its_sha256_is_not_imported(bundle: Path, tmp_path: Path, sample_fio):
+    """A bundle whose raw_files.sha256 (and file id, in every raw table) was forged, the manifest updated to match,
+    would store bytes under a hash they do not have, and the genuine file could then never be ingested: the forged
+    file is refused, the rest go in."""
+    forged = hashlib.sha256(b"not these bytes").hexdigest()
+    with zipfile.ZipFile(bundle) as zf:
+        victim = next(
+            f
+            for f in pq.read_table(io.BytesIO(zf.read("raw/raw_files.parquet"))).to_pylist()
+            if f["name"] == sample_fio[0].name
+        )
+        members = {}
+        for name in zf.namelist():
+            if not name.startswith("raw/"):
+                continue
+            table = pq.read_table(io.BytesIO(zf.read(name)))
+            rows = table.to_pylist()
+            for row in rows:
+                if row["file_id"] == victim["file_id"]:
+                    row["file_id"] = forged[:16]
+                    if "sha256" in row:
+                        row["sha256"] = forged
+            buf = io.BytesIO()
+            pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), buf)
+            members[name] = buf.getvalue()
+    lying = _rewritten(bundle, tmp_path / "forged.zip", members)
+    db = tmp_path / "vendor.duckdb"
+    result = import_bundle(db, lying)
+    assert result.errors == [
+        f"{victim['name']}: not imported: its bytes do not match its sha256 (changed after export?)"
+    ]
+    assert len(result.added) == 13 and not result.build_failures
+    # the genuine bytes can still be ingested
+    assert main(["--db", str(db), "ingest", str(sample_fio[0]), "--disk", "genuine"]) == 0
+
+
+def _member(bundle: Path, name: str) -> bytes:
+    with zipfile.ZipFile(bundle) as zf:
+        return zf.read(name)
+
+
+def test_a_member_that_inflates_past_the_ratio_is_refused_before_it_is_read(bundle: Path, tmp_path: Path):
+    bomb = bytes(64 * 1024 * 1024)  # deflates ~1000:1
+    lying = _rewritten(bundle, tmp_path / "bomb.zip", {"raw/raw_io_records.parquet": bomb}, {})
+    db = tmp_path / "vendor.duckdb"
+    with pytest.raises(BundleError, match=r"raw/raw_io_records.parquet: compression ratio \d+:1 past the limit"):
+        import_bundle(db, lying)
+    assert not db.exists()
+
+
+def test_a_huge_manifest_is_refused(bundle: Path, tmp_path: Path):
+    with zipfile.ZipFile(bundle) as src:
+        contents = {i.filename: src.read(i) for i in src.infolist()}
+    manifest = json.loads(contents["manifest.json"])
+    manifest["padding"] = "x" * (65 * 1024 * 1024)
+    contents["manifest.json"] = json.dumps(manifest).encode()
+    out = tmp_path / "fat.zip"
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as dst:
+        for name, data in contents.items():
+            dst.writestr(name, data)
+    with pytest.raises(BundleError, match="manifest.json is 65 MB, past the limit"):
+        import_bundle(tmp_path / "vendor.duckdb", out)
+
+
+def test_labels_past_their_limits_in_a_bundle_are_refused_per_file(bundle: Path, tmp_path: Path):
+    files = pq.read_table(io.BytesIO(_member(bundle, "raw/raw_files.parquet")))
+    rows = files.to_pylist()
+    rows[0]["disk"] = "D" * 300
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=files.schema), buf)
+    lying = _rewritten(bundle, tmp_path / "long.zip", {"raw/raw_files.parquet": buf.getvalue()})
+    result = import_bundle(tmp_path / "vendor.duckdb", lying)
+    assert len(result.errors) == 1 and "the disk label is 300 characters long" in result.errors[0]
+    assert len(result.added) == len(rows) - 1

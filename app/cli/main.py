@@ -43,9 +43,10 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from kneepoint.ingest.warehouse import db_path
+    from kneepoint.ingest.warehouse import db_path, notify_waits
 
     args.db = db_path(args.db)
+    notify_waits(_say_waiting)
     try:
         return int(args.func(args) or 0)
     except WarehouseBusy as exc:
@@ -199,6 +200,10 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--no-sample", action="store_true", help="do not load sample_data/ into an empty warehouse")
     s.set_defaults(func=cmd_app)
     return p
+
+
+def _say_waiting(db: Path, holder: str) -> None:
+    print(f"kneepoint: waiting for {printable(db)}, held by {printable(holder)}…", file=sys.stderr, flush=True)
 
 
 class _Lines:

@@ -286,7 +286,7 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     waiting = start_ingest(app.db, tmp_path / "late", "late disk", 900, "--no-build")
     out, err = refused.communicate(timeout=600)
     assert refused.returncode == 1 and out == "", out + err
-    assert err.startswith(f"kneepoint: warehouse busy: {app.db} is held by process {app.pid} ("), err
+    assert err.splitlines()[-1].startswith(f"kneepoint: warehouse busy: {app.db} is held by process {app.pid} ("), err
     page.get_by_text(ADDED).first.wait_for(timeout=900_000)
     assert "for disk app disk from 1 file(s)" in page.get_by_text(ADDED).first.inner_text()
     out, err = waiting.communicate(timeout=1800)

@@ -49,7 +49,7 @@ def assert_busy(proc: subprocess.Popen, db: Path, holder: int, wait_s: float) ->
     """`proc` gave up after its wait with the message that names the holder, and stored nothing."""
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 1, out + err
-    assert err.startswith(f"kneepoint: warehouse busy: {db} is held by process {holder} ("), err
+    assert err.splitlines()[-1].startswith(f"kneepoint: warehouse busy: {db} is held by process {holder} ("), err
     assert f"waited {wait_s:g} s (KNEEPOINT_LOCK_WAIT_S)" in err and "Traceback" not in err
     assert out == ""
 
@@ -101,8 +101,11 @@ def test_the_cli_waits_for_or_is_refused_by_an_app_store(tmp_path):
             assert_busy(refused[0], db, os.getpid(), 0.5)
 
     def on_build() -> None:
-        waiting.append(start_ingest(db, c[0].parent, "cli waiting", 1800, "--no-build"))
-        time.sleep(2.0)  # the CLI is up and asking for the warehouse before the build starts
+        cli = start_ingest(db, c[0].parent, "cli waiting", 1800, "--no-build")
+        waiting.append(cli)
+        assert cli.stderr is not None
+        # the CLI is up and waiting for the warehouse before the build starts
+        assert cli.stderr.readline().startswith(f"kneepoint: waiting for {db}, held by process {os.getpid()} (")
 
     stored = uploads.store_previews(
         db, previews, disk="app", host=None, tags=[], notes=None, on_file=on_file, on_build=on_build

@@ -1,0 +1,108 @@
+"""The command line's contract: which warehouse it uses, what it refuses before touching anything, and what it prints
+of the users' labels. In-process (main()), each test on its own warehouses, the environment restored by monkeypatch."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from kneepoint.app.cli.main import main
+from kneepoint.ingest.warehouse import connect, list_files
+from tests.helpers import SAMPLE
+
+FIO = SAMPLE / "fio" / "randread-4k-jobs1.json"
+SQLIO = SAMPLE / "sqlio" / "synthetic-p10-sweep.txt"
+# What a terminal would act on rather than show: escape sequences (colour, window title), CR, the bell, bidi overrides.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def stored_names(db: Path) -> list[str]:
+    con = connect(db, read_only=True)
+    try:
+        return [f["name"] for f in list_files(con)]
+    finally:
+        con.close()
+
+
+@pytest.fixture
+def three_warehouses(tmp_path: Path, monkeypatch) -> dict[str, Path]:
+    """--db, $KNEEPOINT_DB and ./warehouse.duckdb, each holding a file the others do not."""
+    places = {"flag": tmp_path / "flag.duckdb", "env": tmp_path / "env.duckdb", "cwd": tmp_path / "warehouse.duckdb"}
+    for (name, db), path in zip(places.items(), (FIO, SQLIO, SAMPLE / "fio" / "seqread-128k-jobs1.json"), strict=True):
+        assert main(["--db", str(db), "ingest", str(path), "--disk", name, "--no-build"]) == 0
+    monkeypatch.chdir(tmp_path)
+    return places
+
+
+def _listed(capsys) -> set[str]:
+    return {f["disk"] for f in json.loads(capsys.readouterr().out)}
+
+
+def test_db_flag_beats_the_environment_beats_the_current_folder(three_warehouses, monkeypatch, capsys):
+    capsys.readouterr()
+    monkeypatch.setenv("KNEEPOINT_DB", str(three_warehouses["env"]))
+    assert main(["--db", str(three_warehouses["flag"]), "files", "--json"]) == 0
+    assert _listed(capsys) == {"flag"}
+    # after the flag was used, the environment is as it was: the next command in this process is not steered
+    assert os.environ["KNEEPOINT_DB"] == str(three_warehouses["env"])
+    assert main(["files", "--json"]) == 0
+    assert _listed(capsys) == {"env"}
+    monkeypatch.delenv("KNEEPOINT_DB")
+    assert main(["files", "--json"]) == 0
+    assert _listed(capsys) == {"cwd"}
+
+
+def test_the_flag_after_the_command_counts_too(three_warehouses, monkeypatch, capsys):
+    capsys.readouterr()
+    monkeypatch.setenv("KNEEPOINT_DB", str(three_warehouses["env"]))
+    assert main(["files", "--json", "--db", str(three_warehouses["flag"])]) == 0
+    assert _listed(capsys) == {"flag"}
+
+
+@pytest.mark.parametrize("command", [["files"], ["saturation"], ["report", "--out", "r.html"]])
+def test_a_read_command_on_a_missing_warehouse_says_so(command, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "nowhere.duckdb"
+    assert main(["--db", str(missing), *command]) == 1
+    assert f"no warehouse at {missing}" in capsys.readouterr().err
+    assert not missing.exists()
+
+
+def test_labels_past_their_limits_are_refused_before_anything_is_stored(tmp_path, capsys):
+    db = tmp_path / "w.duckdb"
+    assert main(["--db", str(db), "ingest", str(FIO), "--disk", "L" * 130_000]) == 2
+    assert "the disk label is 130,000 characters long; the limit is 200" in capsys.readouterr().err
+    assert not db.exists()
+    assert main(["--db", str(db), "ingest", str(FIO), "--disk", "ok", "--notes", "n" * 10_001, "--no-build"]) == 2
+    assert main(["--db", str(db), "ingest", str(FIO), "--disk", "ok", "--no-build"]) == 0
+    file_id = json.loads(_files_json(db, capsys))[0]["file_id"]
+    assert main(["--db", str(db), "relabel", file_id, "--host", "H" * 201]) == 2
+    assert "the host label is 201 characters long" in capsys.readouterr().err
+    assert json.loads(_files_json(db, capsys))[0]["host"] is None
+
+
+def _files_json(db: Path, capsys) -> str:
+    capsys.readouterr()
+    assert main(["--db", str(db), "files", "--json"]) == 0
+    return capsys.readouterr().out
+
+
+HOSTILE = "\x1b[31mRED\x1b[0m\x1b]0;pwned\x07\rover\u202eevil"
+
+
+def test_labels_reach_the_terminal_escaped(tmp_path, capsys):
+    db = tmp_path / "w.duckdb"
+    assert main(["--db", str(db), "ingest", str(FIO), "--disk", HOSTILE, "--host", HOSTILE]) == 0
+    printed = capsys.readouterr().out
+    for command in (["files"], ["saturation"], ["report", "--out", str(tmp_path / "r.html")]):
+        assert main(["--db", str(db), *command]) == 0
+        out = capsys.readouterr()
+        printed += out.out + out.err
+    assert not CONTROL.search(printed), CONTROL.findall(printed)
+    assert "\\x1b[31mRED" in printed and "\\u202eevil" in printed  # shown, as escapes
+    # stored as typed, and --json is escaped by JSON itself
+    assert json.loads(_files_json(db, capsys))[0]["disk"] == HOSTILE
