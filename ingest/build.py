@@ -57,6 +57,8 @@ _INCREMENTAL_MODELS = (
     "mart_usl_fits",
     "mart_saturation_points",
     "mart_saturation_by_threads",
+    "mart_percentile_loads",
+    "mart_unit_checks",
 )
 
 Progress = Callable[[str], None]

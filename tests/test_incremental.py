@@ -45,6 +45,9 @@ MARTS = (
     "mart_usl_fits",
     "mart_saturation_points",
     "mart_saturation_by_threads",
+    "mart_percentile_loads",
+    "mart_unit_checks",
+    "mart_statements_on_curve",
 )
 # Few labels, so that changes move files into series that already hold other files' points, and out of them.
 DISKS = ("P10", "stripe", "nvme")

@@ -1,13 +1,7 @@
 {{ config(tags=["change_guard"]) }}
--- Catches MB/MiB and KiB/KB mistakes: where a tool printed both IOPS and throughput (neither inferred),
--- IOPS x block size must equal throughput within 2%.
-select io_result_id, disk, tool, iops, block_size_bytes, throughput_bytes_per_s
-from {{ ref('fct_io_results') }}
+-- Catches MB/MiB and KB/KiB mistakes: where a tool printed IOPS, block size and throughput, IOPS x block size equals
+-- the throughput within var unit_check_tolerance (the check itself is mart_unit_checks, read by the report too).
+select io_result_id, disk_key, tool, iops, block_size_bytes, throughput_bytes_per_s, deviation
+from {{ ref('mart_unit_checks') }}
 where {{ in_test_scope('file_id') }}
-  and iops > 0
-  and throughput_bytes_per_s > 0
-  and block_size_bytes > 0
-  and not list_contains(inferred, 'iops')
-  and not list_contains(inferred, 'throughput_bytes_per_s')
-  and not list_contains(inferred, 'block_size_bytes')
-  and abs(iops * block_size_bytes - throughput_bytes_per_s) > 0.02 * throughput_bytes_per_s
+  and not within_tolerance
