@@ -39,7 +39,7 @@ import duckdb
 
 from kneepoint.ingest import __version__, formats
 from kneepoint.ingest.units import PROJECT_ROOT
-from kneepoint.ingest.warehouse import FILE_CHANGE_LOCK, connect, latest_change, transaction
+from kneepoint.ingest.warehouse import FILE_CHANGE_LOCK, connect, insert_rows, latest_change, transaction
 
 # The files whose content decides what the models hold: a change to any of them rebuilds everything.
 _DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analytics.py")
@@ -55,6 +55,7 @@ _INCREMENTAL_MODELS = (
     "int_saturation_points",
     "int_saturation_thread_points",
     "mart_usl_fits",
+    "kneepoint_usl_fits",
     "mart_saturation_points",
     "mart_saturation_by_threads",
     "mart_percentile_loads",
@@ -119,10 +120,21 @@ def build_models(
             _say(progress, "rebuilding every model from the raw layer")
         elif plan.kind == "changes":
             _say(progress, f"building {_changes(plan)}")
+        # Two dbt phases with the USL fits between them: the models that make the points, the fits (Python, the
+        # same on every engine: a least-squares fit has no portable SQL), then the models that read them.
         args = ["build"] + (["--full-refresh"] if plan.kind == "full" else [])
-        if not all_tests:
-            args += ["--selector", "change_full" if plan.kind == "full" else "change"]
-        run = run_dbt(db, args, progress)
+        if all_tests:
+            first, second = [*args, "--exclude", "mart_usl_fits+"], [*args, "--select", "mart_usl_fits+"]
+        else:
+            selector = "change_full" if plan.kind == "full" else "change"
+            first, second = [*args, "--selector", f"{selector}_points"], [*args, "--selector", f"{selector}_fits"]
+        run = run_dbt(db, first, progress)
+        if not run.failures and plan.kind != "none":
+            fitted = refit(db, every_series=plan.kind == "full", progress=progress)
+            run = run.then(run_dbt(db, second, progress))
+            run.node_seconds["usl fits (ingest/analytics.py)"] = fitted
+        elif not run.failures:
+            run = run.then(run_dbt(db, second, progress))
         if not run.failures:
             _record_built(db, plan)
     return BuildResult(
@@ -133,6 +145,44 @@ def build_models(
         seconds=time.perf_counter() - started,
         node_seconds=run.node_seconds,
     )
+
+
+def refit(db: str | os.PathLike[str], every_series: bool, progress: Progress | None = None) -> float:
+    """Fit the USL and find the Kneedle knee of the series whose points this build changed (every series on a full
+    refresh), into kneepoint_usl_fits, in one transaction; the seconds it took."""
+    import pyarrow as pa
+
+    from kneepoint.ingest.analytics import series_fits_many
+    from kneepoint.ingest.schema import USL_FITS
+
+    started = time.perf_counter()
+    changed = "" if every_series else "WHERE series_id IN (SELECT series_id FROM kneepoint_changed_series)"
+    key = ("series_id", "disk_key", "pattern", "operation", "read_pct", "block_size_bytes", "direction")
+    con = connect(db)
+    try:
+        # Columns, not rows of Python tuples: at 10M fact rows the points are ~0.9M.
+        points = con.sql(
+            f"SELECT {', '.join(key)}, outstanding_io::DOUBLE AS x, iops::DOUBLE AS y "
+            f"FROM int_saturation_points {changed} ORDER BY series_id, outstanding_io"
+        ).to_arrow_table()
+        ids = points.column("series_id").to_pylist()
+        x, y = points.column("x").to_numpy(), points.column("y").to_numpy()
+        starts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]] + [len(ids)]
+        series = [(x[a:b].tolist(), y[a:b].tolist()) for a, b in zip(starts, starts[1:], strict=False)]
+        _say(progress, f"fitting the USL to {len(series)} series")
+        fits = series_fits_many(series)
+        firsts = points.take(starts[:-1]) if series else points.slice(0, 0)
+        columns = {name: firsts.column(name) for name in key}
+        columns["points"] = pa.array([len(loads) for loads, _ in series], pa.int64())
+        for name in USL_FITS.column_names[len(key) + 1 :]:
+            columns[name] = pa.array([f[name] for f in fits], USL_FITS.arrow_schema().field(name).type)
+        rows = pa.table(columns, schema=USL_FITS.arrow_schema())
+        with transaction(con):
+            con.execute(f"DELETE FROM kneepoint_usl_fits {changed}")
+            insert_rows(con, "kneepoint_usl_fits", rows)
+    finally:
+        con.close()
+    return round(time.perf_counter() - started, 4)
 
 
 def run_model_tests(db: str | os.PathLike[str], select: list[str] | None = None) -> list[str]:
@@ -225,6 +275,9 @@ def _files(names: tuple[str, ...]) -> Iterator[Path]:
 class DbtRun:
     failures: list[str]  # empty: success
     node_seconds: dict[str, float]  # dbt's own time per node (model, test) that ran
+
+    def then(self, other: DbtRun) -> DbtRun:
+        return DbtRun(self.failures + other.failures, {**self.node_seconds, **other.node_seconds})
 
 
 def run_dbt(db: str | os.PathLike[str], args: list[str], progress: Progress | None = None) -> DbtRun:

@@ -227,6 +227,31 @@ BUILD_WINDOW = Table(
 CHANGED_SERIES = Table("kneepoint_changed_series", (Column("series_id", "VARCHAR", not_null=True),))
 # The benchmark tools the format modules read (ingest/formats, each module's TOOLS): the dbt tests accept those.
 KNOWN_TOOLS = Table("kneepoint_known_tools", (Column("tool", "VARCHAR", not_null=True),))
+# The USL and Kneedle fits of the series (ingest/build.py computes them with ingest/analytics.py between the dbt
+# models that make the points and those that read them; mart_usl_fits presents them).
+USL_FITS = Table(
+    "kneepoint_usl_fits",
+    (
+        Column("series_id", "VARCHAR", not_null=True),
+        Column("disk_key", "VARCHAR", not_null=True),
+        Column("pattern", "VARCHAR"),
+        Column("operation", "VARCHAR"),
+        Column("read_pct", "DOUBLE"),
+        Column("block_size_bytes", "BIGINT"),
+        Column("direction", "VARCHAR"),
+        Column("points", "BIGINT", not_null=True),
+        Column("usl_fitted", "BOOLEAN", not_null=True),
+        Column("usl_lambda_iops", "DOUBLE"),
+        Column("usl_sigma", "DOUBLE"),
+        Column("usl_kappa", "DOUBLE"),
+        Column("usl_peak_outstanding_io", "DOUBLE"),
+        Column("usl_peak_iops", "DOUBLE"),
+        Column("usl_r_squared", "DOUBLE"),
+        Column("usl_note", "VARCHAR"),
+        Column("kneedle_outstanding_io", "DOUBLE"),
+    ),
+    primary_key="series_id",
+)
 # Which declaration the warehouse was completed to (schema_hash): a connect checks one row, not the catalog.
 SCHEMA_VERSION = Table("kneepoint_schema", (Column("schema_hash", "VARCHAR", not_null=True),))
 
@@ -237,6 +262,7 @@ TABLES: dict[str, Table] = {
     BUILD_WINDOW.name: BUILD_WINDOW,
     CHANGED_SERIES.name: CHANGED_SERIES,
     KNOWN_TOOLS.name: KNOWN_TOOLS,
+    USL_FITS.name: USL_FITS,
     SCHEMA_VERSION.name: SCHEMA_VERSION,
 }
 

@@ -499,7 +499,7 @@ def _insert_files(con: duckdb.DuckDBPyConnection, files: list[PreparedFile]) -> 
             rows = pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0]
             if table == "raw_files":
                 rows = rows.append_column("stored_seq", pa.array(seqs, pa.int64()))
-            _insert(con, table, rows)
+            insert_rows(con, table, rows)
 
 
 def _contiguous(files: list[PreparedFile], table: str) -> list[pa.Table]:
@@ -539,8 +539,9 @@ def _duplicate(f: PreparedFile, existing: tuple[str, str, str | None, str]) -> S
     )
 
 
-def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    """One bulk insert from an Arrow table (DuckDB reads the local `_kp_rows` by name, without a copy)."""
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """One bulk insert from an Arrow table, its columns matched by name (DuckDB reads the local `_kp_rows` by
+    name, without a copy)."""
     _kp_rows = rows  # noqa: F841 - read by DuckDB's replacement scan
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _kp_rows")
 
