@@ -21,6 +21,34 @@ def first_content_line(text: str) -> int:
     return 1
 
 
+_GROUPED = re.compile(
+    r"[0-9]{1,3}(?:(?P<sep>[,.\u00a0\u202f ])[0-9]{3})(?:(?P=sep)[0-9]{3})*(?:(?P<decimal>[.,])[0-9]{1,15})?"
+)
+_PLAIN = re.compile(r"[0-9]{1,20}(?:[.,][0-9]{1,15})?")
+SHORTENED = ("\u2026", "..")  # how a line cut short by hand or by a terminal ends: `…`, `..`
+
+
+def read_number(text: str) -> float | None:
+    """A number as people paste it, else None: `1026872`, `1026872.5`, with thousands separators (`1,026,872`,
+    `1.026.872`, `1 026 872` with a space, no-break space U+00A0 or narrow no-break space U+202F; then a decimal part
+    after the other of `.` and `,`: `1.026.872,5`) or with a decimal comma (`12,5`).
+
+    Where one separator stands alone it is read as the tools print it: a single `.` is a decimal point (`1.026` is
+    1.026), a single `,` before exactly three digits a thousands separator (`1,026` is 1026; `0,026` and `12,50` are
+    decimal commas). A cut-short number (`12…`, `12..`) or any other text is None."""
+    text = text.strip()
+    if _PLAIN.fullmatch(text):
+        whole, comma, part = text.partition(",")
+        if not comma:
+            return float(text)
+        return float(whole + part) if len(part) == 3 and whole != "0" else float(whole + "." + part)
+    m = _GROUPED.fullmatch(text)
+    if m is None or m["decimal"] == m["sep"]:
+        return None  # (`1,026,872,5` has no reading)
+    number = text.replace(m["sep"], "")
+    return float(number.replace(",", ".") if m["decimal"] == "," else number)
+
+
 # -- fio (JSON and text)
 
 # rw option -> (pattern, operation)
