@@ -86,6 +86,46 @@ SYNC_ENGINES = frozenset(
 CAPPED_NOTE = "queue depth will be capped at 1"
 
 
+# Little's law: I/Os in flight = IOPS x mean latency. A run's threads x queue depth bounds it; a measured count far
+# above (a `group_reporting` group that merges several job sections counted as one section's numjobs) or far below
+# it says the thread count or depth is wrong.
+LITTLES_LAW_BOUNDS = (0.25, 1.5)
+
+
+def littles_law_in_flight(records: list) -> tuple[float, int] | None:
+    """(I/Os in flight by Little's law, threads x queue depth) of one run's IoRecords, summed over its directions;
+    None when a figure is missing."""
+    from kneepoint.ingest import units  # (a formats module imports no warehouse code at import time)
+
+    first = records[0]
+    if not first.threads or not first.queue_depth:
+        return None
+    in_flight = 0.0
+    for rec in records:
+        ms = units.to_ms(rec.latency_avg, rec.latency_unit)
+        if rec.iops is None or ms is None:
+            return None
+        in_flight += rec.iops * ms / 1000
+    return in_flight, first.threads * first.queue_depth
+
+
+def littles_law_warning(records: list) -> str | None:
+    """A warning when a run's IOPS x mean latency / (threads x queue depth) is far from 1, else None."""
+    figures = littles_law_in_flight(records)
+    if figures is None or figures[1] <= 0:
+        return None
+    in_flight, slots = figures
+    low, high = LITTLES_LAW_BOUNDS
+    if low <= in_flight / slots <= high:
+        return None
+    first = records[0]
+    return (
+        f"line {first.source_line}: job {first.metadata.get('jobname', '')!r}: IOPS x mean latency puts "
+        f"{in_flight:.1f} I/Os in flight, threads x queue depth {first.threads} x {first.queue_depth} = {slots} "
+        "(Little's law): the thread count or queue depth may be wrong"
+    )
+
+
 def snap_block_size(size: float) -> int | None:
     """A block size measured as bytes / I/Os: rounded IOPS and bandwidth leave some noise, so a power of two
     within 2 %, else a multiple of 512."""
