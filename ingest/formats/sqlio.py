@@ -600,10 +600,10 @@ def _histogram(run: _Run) -> tuple[list[tuple[float, float]], tuple[float, ...] 
     """The run's histogram (empty without a `%:` row) and its p50, p95, p99, p99.9 (None: the shares add up to 0)."""
     if run.shares_row is None:
         return [], None
-    if not all(map(_NUMBER.match, run.shares_row)):
-        for value in run.shares_row:
-            _number(value, "histogram share", run.shares_line)  # raises at the first that is no number
-    shares = tuple(map(float, run.shares_row))
+    if all(map(_NUMBER.match, run.shares_row)):
+        shares = tuple(map(float, run.shares_row))
+    else:  # (raises at the first share that is no number)
+        shares = tuple(_number(value, "histogram share", run.shares_line) for value in run.shares_row)
     labels = run.labels if run.labels is not None else _STANDARD_LABELS
     if len(labels) != len(shares):
         raise ParseError(f"SQLIO histogram has {len(shares)} shares for {len(labels)} buckets", run.shares_line)
