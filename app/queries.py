@@ -7,14 +7,13 @@ take the write lock between two reads.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 import polars as pl
 
-from kneepoint.ingest.warehouse import connect, db_path
+from kneepoint.ingest.warehouse import Location, connect, exists, is_postgres, locate
 
 
 class Series(NamedTuple):
@@ -32,18 +31,30 @@ _SERIES_WHERE = "pattern = ? AND operation = ? AND read_pct = ? AND block_size_b
 _DISKS_WHERE = "disk_key IN (SELECT unnest(?::VARCHAR[]))"
 
 
-def current_db() -> Path:
-    return db_path()
+def current_db() -> Location:
+    return locate()
 
 
-def data_version(db: Path | None = None) -> tuple[float, float]:
-    """Changes whenever the warehouse file (or its WAL) changes: the cache key for every read."""
+def data_version(db: Location | None = None) -> tuple[float, float]:
+    """Changes whenever the warehouse changes: the cache key for every read. A DuckDB file: its (and its WAL's)
+    modification time, read without opening it. PostgreSQL: the newest change and the newest build."""
     db = db or current_db()
+    if is_postgres(db):
+        if not exists(db):
+            return (0.0, 0.0)
+        con = connect(db, read_only=True)
+        try:
+            return con.execute(
+                "SELECT (SELECT coalesce(max(change_seq), 0) FROM raw_file_changes), "
+                "(SELECT coalesce(max(extract(epoch FROM finished_at)), 0) FROM kneepoint_build_state)"
+            ).fetchone()
+        finally:
+            con.close()
     wal = Path(str(db) + ".wal")
     return (db.stat().st_mtime if db.exists() else 0.0, wal.stat().st_mtime if wal.exists() else 0.0)
 
 
-def query(sql: str, params: Sequence | None = None, db: Path | None = None) -> pl.DataFrame:
+def query(sql: str, params: Sequence | None = None, db: Location | None = None) -> pl.DataFrame:
     con = connect(db or current_db())
     try:
         return pl.from_arrow(con.sql(sql, params=list(params or [])).to_arrow_table())
@@ -51,19 +62,23 @@ def query(sql: str, params: Sequence | None = None, db: Path | None = None) -> p
         con.close()
 
 
-def tables(db: Path | None = None) -> frozenset[str]:
+def tables(db: Location | None = None) -> frozenset[str]:
     """Tables and views in the warehouse: which marts a page can read (a model may not be built yet)."""
     db = db or current_db()
-    if not db.exists():
+    if not exists(db):
         return frozenset()
-    return frozenset(query("SELECT table_name FROM information_schema.tables", db=db)["table_name"].to_list())
+    return frozenset(
+        query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()", db=db)[
+            "table_name"
+        ].to_list()
+    )
 
 
-def has_marts(db: Path | None = None) -> bool:
+def has_marts(db: Location | None = None) -> bool:
     return "fct_io_results" in tables(db)
 
 
-def disks(db: Path | None = None) -> pl.DataFrame:
+def disks(db: Location | None = None) -> pl.DataFrame:
     """Disks with benchmark results, the ones curves can be drawn for."""
     return query(
         "SELECT * FROM dim_disks WHERE disk_key IN (SELECT DISTINCT disk_key FROM fct_io_results) ORDER BY disk, host",
@@ -71,7 +86,7 @@ def disks(db: Path | None = None) -> pl.DataFrame:
     )
 
 
-def disk_labels(db: Path | None = None) -> list[str]:
+def disk_labels(db: Location | None = None) -> list[str]:
     """Disk labels already used (raw layer, so it works before the first model build)."""
     db = db or current_db()
     if "raw_files" not in tables(db):
@@ -79,7 +94,7 @@ def disk_labels(db: Path | None = None) -> list[str]:
     return query("SELECT DISTINCT disk FROM raw_files ORDER BY disk", db=db)["disk"].to_list()
 
 
-def host_labels(db: Path | None = None) -> list[str]:
+def host_labels(db: Location | None = None) -> list[str]:
     db = db or current_db()
     if "raw_files" not in tables(db):
         return []
@@ -92,7 +107,7 @@ def disk_key(disk: str, host: str | None) -> str:
     return f"{disk} @ {host}" if host else disk
 
 
-def series_options(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def series_options(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """Pattern / operation / read % / block size / direction combinations measured on the chosen disks,
     the series measured at the most loads first."""
     return query(
@@ -109,7 +124,7 @@ def series_options(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataF
     )
 
 
-def curve_points(disk_keys: Sequence[str], series: Series, db: Path | None = None) -> pl.DataFrame:
+def curve_points(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
     """Every run of one series on the chosen disks, ordered by load.
 
     `best_at_load` marks the run the curve goes through where several share one outstanding-I/O value
@@ -135,7 +150,7 @@ def curve_points(disk_keys: Sequence[str], series: Series, db: Path | None = Non
     )
 
 
-def saturation(disk_keys: Sequence[str], series: Series, db: Path | None = None) -> pl.DataFrame:
+def saturation(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
     """mart_saturation_points (rule, USL fit, Kneedle) for one series on the chosen disks."""
     if "mart_saturation_points" not in tables(db):
         return pl.DataFrame()
@@ -146,7 +161,7 @@ def saturation(disk_keys: Sequence[str], series: Series, db: Path | None = None)
     )
 
 
-def saturation_by_threads(disk_keys: Sequence[str], series: Series, db: Path | None = None) -> pl.DataFrame:
+def saturation_by_threads(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
     """mart_saturation_by_threads: the saturation per thread count, the load being the queue depth."""
     if "mart_saturation_by_threads" not in tables(db):
         return pl.DataFrame()
@@ -157,7 +172,9 @@ def saturation_by_threads(disk_keys: Sequence[str], series: Series, db: Path | N
     )
 
 
-def compare_saturation(disk_keys: Sequence[str], series: Series, baseline: str, db: Path | None = None) -> pl.DataFrame:
+def compare_saturation(
+    disk_keys: Sequence[str], series: Series, baseline: str, db: Location | None = None
+) -> pl.DataFrame:
     """mart_saturation_points for one series on the chosen disks, with ratios to the baseline disk.
 
     `iops_ratio` compares IOPS at saturation, or the best measured where a disk did not saturate (its
@@ -188,7 +205,7 @@ def compare_saturation(disk_keys: Sequence[str], series: Series, baseline: str, 
     )
 
 
-def saturation_overview(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def saturation_overview(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """Every series' saturation point on the chosen disks: the compare page's table of all workloads."""
     if "mart_saturation_points" not in tables(db):
         return pl.DataFrame()
@@ -202,7 +219,7 @@ def saturation_overview(disk_keys: Sequence[str], db: Path | None = None) -> pl.
     )
 
 
-def stored_files(db: Path | None = None) -> pl.DataFrame:
+def stored_files(db: Location | None = None) -> pl.DataFrame:
     """Stored files from the raw layer (so the list works even when a model build failed)."""
     from kneepoint.ingest.warehouse import list_files
 
@@ -234,7 +251,7 @@ def stored_files(db: Path | None = None) -> pl.DataFrame:
 _BEST_RUN = "iops DESC, latency_avg_ms ASC NULLS LAST, file_id, record_index"
 
 
-def latency_percentiles(disk_keys: Sequence[str], series: Series, db: Path | None = None) -> pl.DataFrame:
+def latency_percentiles(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
     """fct_latency_distribution for the run each curve goes through at each load: the run the saturation marts
     keep per load (int_saturation_points)."""
     if "fct_latency_distribution" not in tables(db):
@@ -262,14 +279,14 @@ def _statements_where(file_id: str | None) -> str:
     return f"{_DISKS_WHERE}" + (" AND file_id = ?" if file_id else "")
 
 
-def sql_disks(db: Path | None = None) -> list[str]:
+def sql_disks(db: Location | None = None) -> list[str]:
     """Disks with SET STATISTICS output stored."""
     if "fct_query_time" not in tables(db):
         return []
     return query("SELECT DISTINCT disk_key FROM fct_query_time ORDER BY disk_key", db=db)["disk_key"].to_list()
 
 
-def sql_files(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def sql_files(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     return query(
         f"""
         SELECT file_id, any_value(file_name) AS file_name, any_value(disk_key) AS disk_key, count(*) AS statements
@@ -280,7 +297,7 @@ def sql_files(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
     )
 
 
-def statements(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> pl.DataFrame:
+def statements(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """fct_query_time: one row per statement, in file order."""
     return query(
         f"SELECT * FROM fct_query_time WHERE {_statements_where(file_id)} ORDER BY disk_key, file_name, "
@@ -290,7 +307,7 @@ def statements(disk_keys: Sequence[str], file_id: str | None = None, db: Path | 
     )
 
 
-def statement_tables(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> pl.DataFrame:
+def statement_tables(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """fct_query_io: one row per table line, with its statement's totals beside it."""
     return query(
         f"SELECT * FROM fct_query_io WHERE {_statements_where(file_id)} ORDER BY disk_key, file_name, "
@@ -317,7 +334,7 @@ _IO_COUNTERS = (
 )
 
 
-def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> pl.DataFrame:
+def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """I/O per table summed over the statements, as StatisticsParser's closing 'Totals' grid, with a Total row."""
     sums = ", ".join(f"sum({c})::BIGINT AS {c}" for c in _IO_COUNTERS)
     return query(
@@ -344,7 +361,7 @@ def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path 
     )
 
 
-def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> dict:
+def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> dict:
     """CPU and elapsed times summed over the statements (StatisticsParser's compile / execution totals)."""
     df = query(
         f"""
@@ -368,7 +385,7 @@ def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path |
 
 
 def statements_on_curve(
-    disk_keys: Sequence[str], series: Series, file_id: str | None = None, db: Path | None = None
+    disk_keys: Sequence[str], series: Series, file_id: str | None = None, db: Location | None = None
 ) -> pl.DataFrame:
     """Each statement's effective read throughput placed on its disk's throughput curve for one series.
 
@@ -420,7 +437,7 @@ def statements_on_curve(
     )
 
 
-def stored_by_sha256(sha256s: Sequence[str], db: Path | None = None) -> dict[str, tuple[str, str]]:
+def stored_by_sha256(sha256s: Sequence[str], db: Location | None = None) -> dict[str, tuple[str, str]]:
     """Which of these byte strings are already stored: sha256 -> (file_id, disk). Not cached: it must be fresh."""
     db = db or current_db()
     if not sha256s or "raw_files" not in tables(db):
@@ -433,7 +450,7 @@ def stored_by_sha256(sha256s: Sequence[str], db: Path | None = None) -> dict[str
     return {s: (f, d) for s, f, d in df.rows()}
 
 
-def file_content(file_id: str, db: Path | None = None) -> tuple[str, bytes]:
+def file_content(file_id: str, db: Location | None = None) -> tuple[str, bytes]:
     """The original bytes of a stored file, with its stored name."""
     from kneepoint.ingest.warehouse import file_content as _file_content
 
@@ -445,4 +462,5 @@ def file_content(file_id: str, db: Path | None = None) -> tuple[str, bytes]:
 
 
 def warehouse_label() -> str:
-    return os.environ.get("KNEEPOINT_DB", str(current_db()))
+    """The warehouse as the pages name it (a PostgreSQL URL without its password)."""
+    return str(current_db())

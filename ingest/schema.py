@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from kneepoint.ingest.records import IoRecord, QueryIoRecord, QueryTimeRecord
 
-# SQL type -> Arrow type. The names are DuckDB's; PostgreSQL's are derived where that engine is used.
+# SQL type -> Arrow type. The names are DuckDB's; PostgreSQL's differ for two of them (sql_type).
 ARROW_TYPES = {
     "VARCHAR": pa.string(),
     "INTEGER": pa.int32(),
@@ -33,6 +33,13 @@ ARROW_TYPES = {
     "BLOB": pa.binary(),
     "VARCHAR[]": pa.list_(pa.string()),
 }
+_POSTGRES_TYPES = {"DOUBLE": "DOUBLE PRECISION", "BLOB": "BYTEA"}
+DIALECTS = ("duckdb", "postgres")
+
+
+def sql_type(declared: str, dialect: str = "duckdb") -> str:
+    """A declared (DuckDB) type in the engine's words."""
+    return _POSTGRES_TYPES.get(declared, declared) if dialect == "postgres" else declared
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +62,9 @@ class Table:
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
-    def ddl(self) -> str:
+    def ddl(self, dialect: str = "duckdb") -> str:
         lines = [
-            f"    {c.name} {c.type}"
+            f"    {c.name} {sql_type(c.type, dialect)}"
             + (" PRIMARY KEY" if c.name == self.primary_key else "")
             + (" UNIQUE" if c.name in self.unique else "")
             + (" NOT NULL" if c.not_null and c.name != self.primary_key else "")
@@ -268,14 +275,25 @@ TABLES: dict[str, Table] = {
 
 
 @cache
-def ddl() -> str:
-    """Every table and the change sequence, created where missing."""
-    return "\n".join([f"CREATE SEQUENCE IF NOT EXISTS {CHANGE_SEQUENCE} START 1;", *(t.ddl() for t in TABLES.values())])
+def ddl(dialect: str = "duckdb") -> str:
+    """Every table and the change sequence, created where missing. PostgreSQL also gets an index on the file id of
+    each raw table that has no key on it: a delete, a relabel's build and the staging models find a file's rows by
+    it, where DuckDB's zone maps serve without one."""
+    assert dialect in DIALECTS, dialect
+    statements = [f"CREATE SEQUENCE IF NOT EXISTS {CHANGE_SEQUENCE} START 1;"]
+    statements += [t.ddl(dialect) for t in TABLES.values()]
+    if dialect == "postgres":
+        statements += [
+            f"CREATE INDEX IF NOT EXISTS {t.name}_file_id ON {t.name} (file_id);"
+            for t in (*RAW_TABLES.values(), RAW_FILE_CHANGES)
+            if t.primary_key != "file_id"
+        ]
+    return "\n".join(statements)
 
 
 @cache
-def schema_hash() -> str:
-    return hashlib.sha256(ddl().encode()).hexdigest()[:16]
+def schema_hash(dialect: str = "duckdb") -> str:
+    return hashlib.sha256(ddl(dialect).encode()).hexdigest()[:16]
 
 
 def arrow_schema(table: str, prepared: bool = False) -> pa.Schema:

@@ -74,3 +74,25 @@
     end
     $kp$
 {%- endmacro %}
+
+{#- dbt-postgres reads a column's type from information_schema, which calls every array 'ARRAY'; a unit test's
+    fixture rows are then cast to `ARRAY`, which PostgreSQL refuses. Its element type makes the array's name
+    (udt_name '_text' -> text[]). The rest is dbt-postgres's own macro. -#}
+{% macro postgres__get_columns_in_relation(relation) -%}
+  {% call statement('get_columns_in_relation', fetch_result=True) %}
+      select
+          column_name,
+          case when data_type = 'ARRAY' then substring(udt_name from 2) || '[]' else data_type end as data_type,
+          character_maximum_length,
+          numeric_precision,
+          numeric_scale
+      from {{ relation.information_schema('columns') }}
+      where table_name = '{{ relation.identifier }}'
+        {% if relation.schema %}
+        and table_schema = '{{ relation.schema }}'
+        {% endif %}
+      order by ordinal_position
+  {% endcall %}
+  {% set table = load_result('get_columns_in_relation').table %}
+  {{ return(sql_convert_columns_in_relation(table)) }}
+{% endmacro %}

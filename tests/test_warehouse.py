@@ -101,17 +101,17 @@ def test_a_failure_inside_store_file_leaves_nothing_of_that_file(tmp_path, monke
     calls: list[str] = []
     real_insert = warehouse.insert_rows
 
-    def insert_failing_on_the_third(con, table, rows):
+    def insert_failing_on_the_third_table(con, table, rows):
         calls.append(table)
-        if len(calls) == 3:
+        if len(calls) == 4:
             raise injected
         real_insert(con, table, rows)
 
-    monkeypatch.setattr(warehouse, "insert_rows", insert_failing_on_the_third)
+    monkeypatch.setattr(warehouse, "insert_rows", insert_failing_on_the_third_table)
     with pytest.raises(raised):
         store_file(con, "second.json", data, sha256_of(data), parsed, disk="d")
-    # Two tables had their rows inserted before the failure: the rollback took them out again.
-    assert calls == ["raw_files", "raw_file_contents", "raw_io_records"]
+    # The change log and two tables had their rows inserted before the failure: the rollback took them out again.
+    assert calls == ["raw_file_changes", "raw_files", "raw_file_contents", "raw_io_records"]
     assert row_counts(con, file_id) == dict.fromkeys(warehouse.RAW_TABLES, 0)
     assert row_counts(con) == before
 
