@@ -34,7 +34,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
 FIOPLOT_VENV = BENCH_DIR / ".venv-fioplot"
 FIOPLOT_REQUIREMENT = "fio-plot==1.1.21"  # pinned: the anchor is one version of fio-plot's loader
-STAGES = ("parse", "anchors", "ingest", "rows", "changes", "team")
+STAGES = ("parse", "anchors", "ingest", "rows", "changes", "team", "app")
 ROW_SIZES = {"full": [1_000_000, 10_000_000], "tiny": [20_000]}
 # The product's ingest in one process and with a pool of two parsing processes (the targets' 2 cores).
 INGEST_WORKERS = (1, 2)
@@ -400,6 +400,13 @@ def run(
 
         sample = PROJECT_ROOT / "sample_data" / "fio" / "randread-4k-jobs1.json"
         chains += changes.chains(out_dir, changes.SIZES[size], sample)
+    if "app" in stages:
+        from bench import app
+
+        if app.available():
+            h.notes.append(app.available())
+        else:
+            chains += app.chains(out_dir)
     if srv is not None:
         chains += team.chains(size, out_dir, srv, PROJECT_ROOT / "sample_data" / "fio" / "randread-4k-jobs1.json")
         if srv.why_not:
@@ -407,7 +414,7 @@ def run(
     if concurrency > 1:  # the longest chains (rows, then ingest) first, so that concurrent ones end together
         chains.sort(
             key=lambda chain: (
-                not chain[0].name.startswith(("rows.", "changes.", "team.")),
+                not chain[0].name.startswith(("rows.", "changes.", "team.", "app.")),
                 not chain[0].name.startswith("ingest."),
             )
         )
@@ -617,6 +624,9 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
     from bench import team
 
     out["team"] = team.summarize(m)
+    from bench import app
+
+    out["app"] = app.summarize(m)
     return out
 
 
@@ -767,6 +777,9 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     from bench import team
 
     team.targets(s.get("team", {}), add)
+    from bench import app
+
+    app.targets(s.get("app", {}), add)
     if "curve" in one_m:
         worst = max(one_m["curve"]["one_disk_ms"], one_m["curve"]["five_disks_ms"])
         add("curve query at 1M fact rows (warm, 1 and 5 disks)", "< 200 ms", f"{worst} ms", worst < 200)

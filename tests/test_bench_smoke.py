@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import table
+from bench.app import available as app_unavailable
+from bench.app import sqlio_batch_log
 from bench.floor import measure
 from bench.generate import FULL_COUNTS, SPECS, TINY_COUNTS, counts, generate
 from bench.harness import INGEST_WORKERS, SATURATION_NODES, Harness, Spec, results_path, run
@@ -81,6 +83,8 @@ def test_every_stage_ran(results: dict) -> None:
     expected |= {"changes.1file.prepare", "changes.ingest.1file", "changes.20k.prepare"}
     expected |= {f"changes.{what}.20k" for what in ("ingest", "relabel", "delete")}
     expected |= {f"team.{engine}.{what}" for engine in _team_engines() for what in TEAM_MEASUREMENTS}
+    if not app_unavailable():
+        expected |= {"app.prepare", "app.fio", "app.sqlio"}
     assert set(results["measurements"]) == expected
     for name, m in results["measurements"].items():
         assert m["runs_counted"] == 1, name
@@ -116,6 +120,23 @@ def test_the_team_stage_measures_both_engines_side_by_side(results: dict) -> Non
         assert "PostgreSQL full build (every model and test) against DuckDB's, same rows" in names
         # The server's password never reaches the results: its URLs are written without one.
         assert not re.search(r"postgres(ql)?://[^/@\s]*:[^@\s]*@", json.dumps(results))
+
+
+def test_the_app_stage_times_store_to_chart_in_a_browser(results: dict) -> None:
+    if app_unavailable():
+        pytest.skip(app_unavailable())
+    app = results["summary"]["app"]
+    assert set(app) == {"fio", "sqlio"}
+    for kind, figures in app.items():
+        assert 0 < figures["store_s"] < figures["store_to_chart_s"], kind
+        assert figures["chart_s"] > 0, kind
+    assert results["measurements"]["app.sqlio"]["result"]["file_bytes"] > 100_000
+
+
+def test_the_sqlio_log_of_the_app_stage_holds_200_runs() -> None:
+    from kneepoint.ingest.formats import parse_text
+
+    assert len(parse_text(sqlio_batch_log("count")).records) == 200
 
 
 def test_every_generated_format_parses_back(results: dict) -> None:
