@@ -61,10 +61,11 @@ Rules:
 - A table line whose first column is recognized but whose columns cannot all be read (cut off, a label that
   fits no layout, a count beyond BIGINT) raises ParseError at that line; so does a file without any table line
   or time block.
-- Reading: a file prints a few table-line layouts hundreds of times. The first line of a layout is read label by
-  label (the robust reading above); the parse then keeps that line as a pattern (`_Layout`: its text, with the name
-  and each count a group) and reads the lines that match it in full by it, which gives what the robust reading
-  gives. Nothing is kept from one parse to the next.
+- Reading: a file prints a few table-line layouts hundreds of times. A line as a vocabulary prints it is read by that
+  printed layout (`_PRINTED_LAYOUTS`, patterns built once from VOCABULARIES); another is read label by label (the
+  robust reading above), and the parse then keeps that line as a pattern (`_Layout`: its text, with the name and each
+  count a group). Lines that match a kept layout in full are read by it, which gives what the robust reading gives;
+  runs of such lines are read without the per-line dispatch. Nothing is kept from one parse to the next.
 """
 
 from __future__ import annotations
@@ -694,6 +695,39 @@ class _Layout:
     language: str | None
     version: str | None
 
+    def record(self, index: int, number: int, m: re.Match[str]) -> QueryIoRecord:
+        """The record of a line this layout matched in full."""
+        name, *counts = m.groups()
+        return QueryIoRecord(
+            statement_index=index,
+            source_line=number,
+            table_name=name,
+            tool=TOOL,
+            tool_version=self.version,
+            language=self.language,
+            **dict(zip(self.fields, map(int, counts), strict=True)),
+        )
+
+
+def _printed_layouts() -> dict[str, list[_Layout]]:
+    """Every vocabulary's table-line forms as SQL Server prints them (and the writer writes them), by their text before
+    the name: a line read by one of these needs neither the label-by-label reading nor a pattern of its own."""
+    count = r"(\d{1,18})"
+    out: dict[str, list[_Layout]] = {}
+    for code, vocab in VOCABULARIES.items():
+        forms = [(vocab.io_2019, FIELDS_2019), (vocab.io_2008, FIELDS_2008), (vocab.io_2008, FIELDS_2000)]
+        if vocab.io_segment is not None:
+            forms.append((vocab.io_segment, FIELDS_SEGMENT))
+        for form, fields_ in forms:
+            before, after = form.prefix.split("{}")
+            pairs = re.escape(form.pair_sep).join(
+                re.escape(label + form.value_sep) + count for label in form.labels[: len(fields_)]
+            )
+            pattern = re.compile(re.escape(before) + "(.+?)" + re.escape(after) + pairs + re.escape(form.end))
+            version = _version(dict.fromkeys(fields_, 0))
+            out.setdefault(before, []).append(_Layout(pattern, fields_, code, version))
+    return out
+
 
 @dataclass(slots=True)
 class _Reader:
@@ -715,12 +749,41 @@ class _Reader:
     learned: int = 0
 
     def read(self, text: str) -> list[Record]:
-        for number, raw in enumerate(text.split("\n"), 1):
+        records = self.records
+        lines = text.split("\n")
+        count = len(lines)
+        number = 0  # 1-based number of the line being read: lines[number] is the next one
+        while number < count:
+            raw = lines[number]
+            number += 1
             line = raw.strip()
-            if line and line[0] in _PREFIX_FIRST:  # `--` (a T-SQL comment) or `VERBOSE: ` is removed first
+            if not line:
+                continue
+            if line[0] in _PREFIX_FIRST:  # `--` (a T-SQL comment) or `VERBOSE: ` is removed first
                 line = _strip_prefix(raw).strip()
-            if line:
-                self.line(line, number)
+                if not line:
+                    continue
+            # Most lines repeat the layout of the table line before: tried here as `table_line` tries it first.
+            layouts = self.layouts.get(self.language)
+            if (
+                layouts
+                and self.pending is None
+                and len(line) <= _MAX_LINE
+                and (m := layouts[0].pattern.fullmatch(line)) is not None
+            ):
+                layout = layouts[0]
+                records.append(layout.record(self.index, number, m))
+                if layout.language != self.language:
+                    self.language = layout.language
+                    continue
+                # The table lines right after it, as printed: a line the layout matches in full starts with a table
+                # word and ends as a stripped line does, so the loop above would read it the same way.
+                match = layout.pattern.fullmatch
+                while number < count and len(lines[number]) <= _MAX_LINE and (m := match(lines[number])) is not None:
+                    number += 1
+                    records.append(layout.record(self.index, number, m))
+                continue
+            self.line(line, number)
         if len(self.records) > self.start:
             _split_statements(self.records, self.start, self.breaks, self.index)
         return self.records
@@ -735,7 +798,8 @@ class _Reader:
         if values is None:
             first = line[0]
             if len(line) <= _MAX_LINE and (not first.isascii() or first.casefold() in _FIRST_LETTERS):
-                record = self.table_line(line, number)
+                # A line tried as a header was no table line, and stays none: the time headers repeat verbatim.
+                record = None if line in self.headers else self.table_line(line, number)
                 if record is not None:
                     self.language = record.language
                     self.records.append(record)
@@ -791,17 +855,18 @@ class _Reader:
                 if layout is not layouts[0]:
                     layouts.remove(layout)
                     layouts.insert(0, layout)
-                name, *counts = m.groups()
-                values = dict(zip(layout.fields, map(int, counts), strict=True))
-                return _io_record(self.index, number, name, layout.version, layout.language, values)
+                return layout.record(self.index, number, m)
         if line in self.headers:  # read as a header before: no table line (it was tried as one first)
             return None
         read = _read_table_line(line, number, self.language, self.index)
         if read is None:
             return None
-        record, found, fields_ = read
+        record, found, how = read
         if self.learned < _MAX_LAYOUTS:
-            self.learn(line, found, record, fields_)
+            if isinstance(how, _Layout):
+                self.keep(how)
+            else:
+                self.learn(line, found, record, how)
         return record
 
     def learn(
@@ -812,9 +877,12 @@ class _Reader:
         layout = _Layout(_layout_pattern(line, found), fields_, record.language, record.tool_version)
         if layout.pattern.groups != 1 + len(layout.fields) or layout.pattern.fullmatch(line) is None:
             return
+        self.keep(layout)
+
+    def keep(self, layout: _Layout) -> None:
         self.learned += 1
         # It reads as its language after a line of that language too: a tie between languages goes to the previous
-        # line's, and this one was among the best.
+        # line's, and the line it was made from was among the best.
         for previous in {self.language, layout.language}:
             self.layouts.setdefault(previous, []).insert(0, layout)
 
@@ -844,15 +912,20 @@ def _io_record(
 
 def _read_table_line(
     line: str, number: int, previous_language: str | None, index: int
-) -> tuple[QueryIoRecord, tuple[str, int, int, int], tuple[str, ...]] | None:
+) -> tuple[QueryIoRecord, tuple[str, int, int, int], tuple[str, ...] | _Layout] | None:
     """The record of one table line read the robust way, its `_table_line` parts and its columns in the order
-    printed; None when the line is not one; ParseError when it is one but unreadable."""
+    printed (or the printed layout it matched); None when the line is not one; ParseError when it is one but
+    unreadable."""
     if len(line) > _MAX_LINE:
         return None
     found = _table_line(line)
     if found is None:
         return None
     word, start, end, pos = found
+    # A line as a vocabulary prints it reads as the label-by-label reading below reads it (tests check it).
+    for layout in _PRINTED_LAYOUTS.get(line[:start], ()):
+        if m := layout.pattern.fullmatch(line):
+            return layout.record(index, number, m), found, layout
     name = line[start:end]
     read = _read_columns(word, name, line[pos:], number, previous_language)
     if read is None:
@@ -974,3 +1047,6 @@ def _fields(normed: list[str], known: dict[str, str]) -> tuple[str, ...] | None:
     if any(f is not None and f != layout[i] for i, f in enumerate(by_label)):
         return None
     return layout
+
+
+_PRINTED_LAYOUTS = _printed_layouts()

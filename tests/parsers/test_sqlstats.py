@@ -747,3 +747,32 @@ def test_table_words_are_single_words_ending_in_a_known_letter():
     # pattern only after the letters _WORD_ENDS holds.
     assert all(len(word.split()) == 1 for word in sqlstats._TABLE_WORDS)
     assert {word[-1] for word in sqlstats._TABLE_WORDS} <= sqlstats._WORD_ENDS
+
+
+def test_printed_layouts_read_as_the_label_by_label_reading():
+    # A table line that one of the vocabularies' printed layouts matches is read by it without the label-by-label
+    # reading: both must give the same language, version and columns (names with quotes and dots included).
+    checked = 0
+    for layouts in sqlstats._PRINTED_LAYOUTS.values():
+        for layout in layouts:
+            vocab = sqlstats.VOCABULARIES[layout.language]
+            form = {
+                sqlstats.FIELDS_2019: vocab.io_2019,
+                sqlstats.FIELDS_2008: vocab.io_2008,
+                sqlstats.FIELDS_2000: vocab.io_2008,
+                sqlstats.FIELDS_SEGMENT: vocab.io_segment,
+            }[layout.fields]
+            for name in ("Posts", "O'Brien", "[dbo].[a'. b]"):
+                values = [10**i + i for i in range(len(layout.fields))]
+                pairs = form.pair_sep.join(
+                    f"{label}{form.value_sep}{value}" for label, value in zip(form.labels, values, strict=False)
+                )
+                line = form.prefix.format(name) + pairs + form.end
+                by_layout = layout.pattern.fullmatch(line)
+                assert by_layout is not None, line
+                word, start, end, pos = sqlstats._table_line(line)
+                code, columns = sqlstats._read_columns(word, line[start:end], line[pos:], 1, None)
+                expected = sqlstats._io_record(0, 1, line[start:end], sqlstats._version(columns), code, columns)
+                assert layout.record(0, 1, by_layout) == expected, line
+                checked += 1
+    assert checked >= 3 * 3 * len(sqlstats.VOCABULARIES)
