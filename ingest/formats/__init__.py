@@ -14,6 +14,9 @@ which a new format starts from):
 and optionally
     parse_document(text: str) -> list[Record] | None   # parse(text) when the text is exactly one document
                                                        # (JSON, XML) and nothing else, else None
+    parse_with_warnings(text: str) -> tuple[list[Record], list[str]]
+                                                       # parse(text) and what it skipped or read only in part,
+                                                       # each "line N: reason" (ParsedFile.warnings)
 
 A whole JSON or XML document cannot hold another tool's output, so a text one module reads as a document is
 neither run through every detector nor checked for a second tool: that is most of the cost of reading a small
@@ -124,12 +127,16 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
         mod = registry()[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(names())}") from None
-    records = mod.parse(text)
+    warnings: list[str] = []
+    if hasattr(mod, "parse_with_warnings"):
+        records, warnings = mod.parse_with_warnings(text)
+    else:
+        records = mod.parse(text)
     if not records:
         raise ParseError(f"no {fmt} result found", line=first_content_line(text))
     if found is not None:
         _refuse_mixed(text, fmt, records, {name for name, _ in found[1:]})
-    return ParsedFile(format=fmt, records=records, encoding=encoding)
+    return ParsedFile(format=fmt, records=records, encoding=encoding, warnings=warnings)
 
 
 def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:
