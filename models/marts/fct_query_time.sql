@@ -1,6 +1,7 @@
 -- Grain: one row per SQL statement (file_id, statement_index) with STATISTICS TIME or IO output: its
 -- compile and execution times, the I/O totals over its tables, and what they say about the disk:
--- effective read throughput (pages read x 8 KiB / execution elapsed) and CPU / elapsed.
+-- effective read throughput (pages read x 8 KiB / execution elapsed) and CPU / elapsed. A statement that failed
+-- (SQL Server printed an error for it) is marked so, with its error number, and says nothing of the disk.
 -- Incremental by file: a change replaces every row of the files it touched.
 {{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
 with query_time as (
@@ -28,7 +29,9 @@ times as (
         sum(elapsed_ms) filter (where phase = 'compile') as compile_elapsed_ms,
         sum(cpu_ms) filter (where phase = 'execution') as execution_cpu_ms,
         sum(elapsed_ms) filter (where phase = 'execution') as execution_elapsed_ms,
-        count(*) filter (where phase = 'execution') as execution_blocks,
+        -- a failed statement without a block of its own has one execution record without times: not a block
+        count(elapsed_ms) filter (where phase = 'execution') as execution_blocks,
+        min(error_number) as error_number,
         any_value(tool_version) as tool_version,
         any_value(language) as language
     from query_time
@@ -70,6 +73,7 @@ statements as (
         times.execution_cpu_ms,
         times.execution_elapsed_ms,
         times.execution_blocks,
+        times.error_number,
         coalesce(io.tables, 0) as tables,
         io.scan_count,
         io.logical_reads,
@@ -108,6 +112,8 @@ final as (
             then coalesce(s.compile_elapsed_ms, 0) + coalesce(s.execution_elapsed_ms, 0)
         end as total_elapsed_ms,
         s.execution_blocks,
+        s.error_number is not null as failed,
+        s.error_number,
         s.tables,
         s.scan_count,
         s.logical_reads,
@@ -123,12 +129,15 @@ final as (
         s.lob_pages_read,
         s.segment_reads,
         s.segment_skipped,
-        -- Reads happen while the statement executes; compile time is not I/O time.
-        case when s.execution_elapsed_ms > 0 and s.pages_read is not null
+        -- Reads happen while the statement executes; compile time is not I/O time. A failed statement's times
+        -- measure its failure, not the disk.
+        case when s.execution_elapsed_ms > 0 and s.pages_read is not null and s.error_number is null
             then {{ pages_to_bytes('s.pages_read') }} / {{ ms_to_s('s.execution_elapsed_ms') }}
         end as effective_read_bytes_per_s,
         -- Above 1: parallel plan; well below 1: the statement waited (on I/O, locks, the client).
-        case when s.execution_elapsed_ms > 0 then s.execution_cpu_ms / s.execution_elapsed_ms end as cpu_to_elapsed,
+        case when s.execution_elapsed_ms > 0 and s.error_number is null
+            then s.execution_cpu_ms / s.execution_elapsed_ms
+        end as cpu_to_elapsed,
         s.tool_version,
         s.language,
         s.file_id,
