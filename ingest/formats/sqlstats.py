@@ -1054,16 +1054,16 @@ class _Layout:
     language: str
     version: str | None
     arrange: itemgetter = field(init=False)  # (see `_arranger`)
+    tail: tuple[str, str | None, str, None] = field(init=False)  # what `arrange` takes after the counts
 
     def __post_init__(self) -> None:
         self.arrange = _arranger(self.fields)
+        self.tail = (TOOL, self.version, self.language, None)
 
     def record(self, index: int, number: int, m: re.Match[str]) -> QueryIoRecord:
         """The record of a line this layout matched in full."""
-        name, *counts = m.groups()
-        return QueryIoRecord(
-            *self.arrange((index, number, name, *map(int, counts), TOOL, self.version, self.language, None))
-        )
+        groups = m.groups()
+        return QueryIoRecord(*self.arrange((index, number, groups[0], *map(int, groups[1:]), *self.tail)))
 
 
 # QueryIoRecord's fields but `record`, in the order the class declares them.
@@ -1174,33 +1174,31 @@ class _Reader:
             return self.time_header(header, number)
         if (m := _ERROR.match(line)) is not None and int(m["severity"]) >= FAILING_SEVERITY:
             self.fail(int(m["number"]), number)
-        self.note_break()
+        if not self.breaks or self.breaks[-1] != len(self.records):  # a line other than a record came
+            self.breaks.append(len(self.records))
         return 0
 
     def time_header(self, header: tuple[str, str, str], number: int) -> int:
         """A time header at line `number`: its values on the same line or the next ones; returns how many lines after
         it they took."""
         code, phase, rest = header
-        self.pending = (number, code, phase)
-        if rest:
-            values, taken = self.values(rest, number)
-            if values is not None:
-                self.add_time(values)
-            elif "=" in rest:
-                self.pending = None  # damaged (a warning)
-            return taken
-        # The values follow, most often on the next line as printed: read here as the loop would read them.
-        following = self.lines[number].strip() if number < len(self.lines) else ""
-        if following and following[0] not in _MARK_FIRST and following[-1] != "/":
-            if (values := _time_values(following)) is not None:
-                self.add_time(values)
-                return 1
-            return 1 + self.time_line(following, number + 1)
-        return 0
-
-    def note_break(self) -> None:
-        if not self.breaks or self.breaks[-1] != len(self.records):
-            self.breaks.append(len(self.records))
+        if not rest:
+            # The values follow, most often on the next line as printed: read here as the loop would read them.
+            following = self.lines[number].strip() if number < len(self.lines) else ""
+            if following and following[0] not in _MARK_FIRST and following[-1] != "/":
+                if (values := _time_values(following)) is not None:
+                    self.add_time(values, number, code, phase)
+                    return 1
+                self.pending = (number, code, phase)
+                return 1 + self.time_line(following, number + 1)
+            self.pending = (number, code, phase)
+            return 0
+        values, taken = self.values(rest, number)
+        if values is not None:
+            self.add_time(values, number, code, phase)
+        elif "=" not in rest:
+            self.pending = (number, code, phase)  # the values may follow
+        return taken
 
     def warn(self, number: int, reason: str) -> None:
         if self.damage is None:
@@ -1226,11 +1224,12 @@ class _Reader:
     def time_line(self, line: str, number: int) -> int:
         """The line after a time header: its values, or a line that is read on its own (the header's values never
         came: it is skipped). Returns how many lines after it it took."""
+        header_line, code, phase = self.pending  # type: ignore[misc]
+        self.pending = None
         values, taken = self.values(line, number)
         if values is not None:
-            self.add_time(values)
+            self.add_time(values, header_line, code, phase)
             return taken
-        self.pending = None
         return taken if "=" in line else self.line(line, number)
 
     def values(self, text: str, number: int) -> tuple[tuple[float, float] | None, int]:
@@ -1244,9 +1243,7 @@ class _Reader:
             self.warn(number, f"time line after a SQL Server time header cannot be read: {text[:120]!r}")
         return values, taken
 
-    def add_time(self, values: tuple[float, float]) -> None:
-        header_line, code, phase = self.pending  # type: ignore[misc]
-        self.pending = None
+    def add_time(self, values: tuple[float, float], header_line: int, code: str, phase: str) -> None:
         if phase == "compile" and len(self.records) > self.start:
             # Compiling after reads: the statement read so far ended without Execution Times.
             self.end_statement()
