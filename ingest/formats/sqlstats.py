@@ -1552,10 +1552,11 @@ def _read_columns(
             )
         fields_ = _known_once([known.get(n) for n in normed])
     values: dict[str, int] = {}
-    for column, pm in zip(fields_, pairs[:read], strict=True):
-        value = read_grouped_int(pm["value"])  # type: ignore[index]
+    printed = [pm["value"] for pm in pairs[:read] if pm is not None]  # (every pair before `read` matched)
+    for column, text in zip(fields_, printed, strict=True):
+        value = read_grouped_int(text)
         if value is None or value > _BIGINT_MAX:
-            issue = f"table line for {name!r}: {pm['value'][:30]} is no 64-bit count"  # type: ignore[index]
+            issue = f"table line for {name!r}: {text[:30]} is no 64-bit count"
             problem = f"{problem}; {issue}" if problem else issue
         elif column:
             values[column] = value
