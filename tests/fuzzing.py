@@ -26,17 +26,14 @@ from kneepoint.ingest.formats import parse_bytes
 ROOT = Path(__file__).resolve().parent.parent
 
 TIME_LIMIT_S = 5
-# Fixture folders of inputs written in the shape of real outputs (tests/fixtures/SOURCES.md): seeds too.
-SHAPED_FIXTURES = (ROOT / "tests" / "fixtures" / "sqlstats",)
 
 
 @cache
 def seeds(corpus: Path | None = None) -> list[tuple[str, bytes]]:
-    """Every corpus file, every sample file and the fixtures written in the shape of real outputs: the inputs
-    mutations start from."""
+    """Every corpus file, every sample file and every golden fixture's input: the inputs mutations start from."""
     out: list[tuple[str, bytes]] = []
     corpus = corpus or Path(os.environ.get("KNEEPOINT_CORPUS") or ROOT.parent / "shared" / "corpus")
-    for base in (corpus, ROOT / "sample_data", *SHAPED_FIXTURES):
+    for base in (corpus, ROOT / "sample_data", ROOT / "tests" / "fixtures"):
         if base.is_dir():
             for p in sorted(base.rglob("*")):
                 if p.name == "labels.json":  # sample_data's label map, not a tool's output

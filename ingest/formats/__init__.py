@@ -9,14 +9,13 @@ which a new format starts from):
     RESULT_KEY_PREFIXES, RESULT_KEYS           # metadata keys that are results, not test conditions: what the report
                                                # leaves out of a file's conditions
     detect(text: str) -> float                 # confidence 0..1 that `text` holds this format
-    parse(text: str) -> list[Record]           # raises ParseError(reason, line) when nothing is found
+    parse(text: str) -> list[Record]           # raises ParseError(reason, line) when nothing is found; may return
+                                               # records.ParsedRecords, whose warnings (`line N: ...`, lines it
+                                               # skipped while keeping the rest) reach ParsedFile.warnings
 
 and optionally
     parse_document(text: str) -> list[Record] | None   # parse(text) when the text is exactly one document
                                                        # (JSON, XML) and nothing else, else None
-    parse_with_warnings(text: str) -> tuple[list[Record], list[str]]
-                                                       # parse(text) and what it skipped or read only in part,
-                                                       # each "line N: reason" (ParsedFile.warnings)
 
 A whole JSON or XML document cannot hold another tool's output, so a text one module reads as a document is
 neither run through every detector nor checked for a second tool: that is most of the cost of reading a small
@@ -115,7 +114,7 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
     if fmt is None:
         for name, read_document in _document_readers():
             if records := read_document(text):
-                return ParsedFile(format=name, records=records, encoding=encoding)
+                return ParsedFile(format=name, records=records, encoding=encoding, warnings=_warnings(records))
         found = detect_all(text)
         if not found:
             raise ParseError(
@@ -127,16 +126,17 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
         mod = registry()[fmt]
     except KeyError:
         raise ValueError(f"unknown format {fmt!r}; known: {', '.join(names())}") from None
-    warnings: list[str] = []
-    if hasattr(mod, "parse_with_warnings"):
-        records, warnings = mod.parse_with_warnings(text)
-    else:
-        records = mod.parse(text)
+    records = mod.parse(text)
     if not records:
         raise ParseError(f"no {fmt} result found", line=first_content_line(text))
     if found is not None:
         _refuse_mixed(text, fmt, records, {name for name, _ in found[1:]})
-    return ParsedFile(format=fmt, records=records, encoding=encoding, warnings=warnings)
+    return ParsedFile(format=fmt, records=records, encoding=encoding, warnings=_warnings(records))
+
+
+def _warnings(records: list[Record]) -> list[str]:
+    """The warnings a parser returned with its records (records.ParsedRecords), else none."""
+    return list(getattr(records, "warnings", ()))
 
 
 def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:

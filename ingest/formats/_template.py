@@ -99,14 +99,6 @@ class _Reader:
             )
 
 
-# Optional: a format that reads past damaged lines may define
-#
-#     def parse_with_warnings(text: str) -> tuple[list[IoRecord], list[str]]:
-#         """parse(text) and each line it skipped or read only in part, as "line N: reason"."""
-#
-# which the registry calls instead of parse() (the warnings reach ParsedFile.warnings: the upload page, `kneepoint
-# parse` and raw_files.warnings show them).
-#
 # Optional: a format whose whole text is one document (JSON, XML) may also define
 #
 #     def parse_document(text: str) -> list[IoRecord] | None:

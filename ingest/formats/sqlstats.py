@@ -74,9 +74,9 @@ Rules:
   joined with the lines after it when the joined text reads whole (also when each half sits in its own `--`
   comment). A table line that still cannot be read whole keeps the columns it has before the damage (or its known
   columns, when a label fits no layout); one that yields nothing, a time line that cannot be read and a count beyond
-  BIGINT are skipped. Each is a warning (`line N: reason`, see `parse_with_warnings`); the rest of the file is read
+  BIGINT are skipped. Each is a warning (`line N: reason`); the rest of the file is read
   as if the line were intact. A file is refused (ParseError, at its first damaged line if it has one) only when
-  nothing in it reads.
+  nothing in it reads. `parse` returns records.ParsedRecords: the warnings reach ParsedFile.warnings.
 - `language` is the code of the vocabulary the line matched (LANGUAGES).
 - Reading: a file prints a few table-line layouts hundreds of times. A line as a vocabulary prints it is read by that
   printed layout (`_PRINTED_LAYOUTS`, patterns built once from VOCABULARIES); another is read label by label (the
@@ -151,7 +151,7 @@ from kneepoint.ingest.formats._common import (
     read_grouped_int,
     uncomment_sql,
 )
-from kneepoint.ingest.records import QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.records import ParsedRecords, QueryIoRecord, QueryTimeRecord, line_warning
 
 _T = TypeVar("_T")
 
@@ -1014,12 +1014,9 @@ def _line_at(text: str, pos: int) -> str:
 # --------------------------------------------------------------------------------------------- reading
 
 
-def parse(text: str) -> list[Record]:
-    return parse_with_warnings(text)[0]
-
-
-def parse_with_warnings(text: str) -> tuple[list[Record], list[str]]:
-    """The records of `text` and its damaged lines (`line N: reason`); ParseError when nothing in it reads."""
+def parse(text: str) -> ParsedRecords:
+    """The records of `text`, with its damaged lines as warnings (`line N: reason`); ParseError when nothing in it
+    reads."""
     reader = _Reader(text.split("\n"))
     records = reader.read()
     if not any(isinstance(r, QueryIoRecord) or r.cpu_ms is not None for r in records):  # errors alone: no result
@@ -1031,7 +1028,7 @@ def parse_with_warnings(text: str) -> tuple[list[Record], list[str]]:
             "`SQL Server Execution Times` block in a known language (" + ", ".join(VOCABULARIES) + ")",
             first_content_line(text),
         )
-    return records, reader.warnings
+    return ParsedRecords(records, reader.warnings)
 
 
 # Table-line layouts one parse learns, at most: a file prints a few, damaged input must not make it compile many.
@@ -1204,7 +1201,7 @@ class _Reader:
         if self.damage is None:
             self.damage = (number, reason)
         if len(self.warnings) < _MAX_WARNINGS:
-            self.warnings.append(f"line {number}: {reason}")
+            self.warnings.append(line_warning(number, reason))
         elif len(self.warnings) == _MAX_WARNINGS:
             self.warnings.append("more damaged lines follow; only the first ones are listed")
 

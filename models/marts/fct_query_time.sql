@@ -29,9 +29,7 @@ times as (
         sum(elapsed_ms) filter (where phase = 'compile') as compile_elapsed_ms,
         sum(cpu_ms) filter (where phase = 'execution') as execution_cpu_ms,
         sum(elapsed_ms) filter (where phase = 'execution') as execution_elapsed_ms,
-        -- a failed statement without a block of its own has one execution record without times: not a block
-        count(elapsed_ms) filter (where phase = 'execution') as execution_blocks,
-        min(error_number) as error_number,
+        count(*) filter (where phase = 'execution') as execution_blocks,
         any_value(tool_version) as tool_version,
         any_value(language) as language
     from query_time
@@ -63,6 +61,19 @@ io as (
     group by file_id, statement_index
 ),
 
+failures as (
+    -- The error a failed statement printed; a failed statement without a time block of its own has one execution
+    -- record without times, which is no block.
+    select
+        file_id,
+        statement_index,
+        min(error_number) as error_number,
+        count(*) filter (where phase = 'execution' and elapsed_ms is null) as timeless_blocks
+    from query_time
+    where error_number is not null
+    group by file_id, statement_index
+),
+
 statements as (
     select
         file_id,
@@ -72,8 +83,8 @@ statements as (
         times.compile_elapsed_ms,
         times.execution_cpu_ms,
         times.execution_elapsed_ms,
-        times.execution_blocks,
-        times.error_number,
+        times.execution_blocks - coalesce(failures.timeless_blocks, 0) as execution_blocks,
+        failures.error_number,
         coalesce(io.tables, 0) as tables,
         io.scan_count,
         io.logical_reads,
@@ -92,6 +103,7 @@ statements as (
         coalesce(times.language, io.language) as language
     from times
     full outer join io using (file_id, statement_index)
+    left join failures using (file_id, statement_index)
 ),
 
 final as (

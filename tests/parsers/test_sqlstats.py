@@ -35,6 +35,12 @@ OLD = ("scan_count", "logical_reads", "physical_reads", "read_ahead_reads") + (
 )
 
 
+def read_with_warnings(text: str):
+    """parse(text)'s records and warnings (records.ParsedRecords carries them)."""
+    records = sqlstats.parse(text)
+    return records, records.warnings
+
+
 def parse_corpus(name: str):
     path = corpus_file("sqlstats", name)
     return formats.parse_bytes(path.read_bytes(), str(path))
@@ -570,7 +576,7 @@ def test_nothing_recognizable_is_a_parse_error_with_line():
     ],
 )
 def test_a_damaged_table_line_keeps_what_it_has_and_is_a_warning(text, line, words, kept):
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     damaged = next(r for r in io_records(records) if r.source_line == line)
     assert (damaged.scan_count, damaged.logical_reads) == kept
     (warning,) = warnings
@@ -579,7 +585,7 @@ def test_a_damaged_table_line_keeps_what_it_has_and_is_a_warning(text, line, wor
 
 def test_an_unreadable_time_line_is_a_warning_and_its_header_skipped():
     text = table("A") + "\n SQL Server Execution Times:\n   CPU time = x ms,  elapsed time = 5 ms.\n" + EXECUTION
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     assert [(r.statement_index, getattr(r, "elapsed_ms", None)) for r in records] == [(0, None), (0, 6)]
     assert warnings == [
         "line 3: time line after a SQL Server time header cannot be read: 'CPU time = x ms,  elapsed time = 5 ms.'"
@@ -628,7 +634,7 @@ def test_counts_longer_than_a_learned_layout_takes_are_read_the_robust_way():
     # 19 digits fit a BIGINT; 20 digits beyond 2**63 - 1 do not.
     rec = io_records(sqlstats.parse("\n".join([*learned, table("L", 1234567890123456789)])))[-1]
     assert (rec.table_name, rec.logical_reads) == ("L", 1234567890123456789)
-    records, warnings = sqlstats.parse_with_warnings("\n".join([*learned, table("D", 99999999999999999999)]))
+    records, warnings = read_with_warnings("\n".join([*learned, table("D", 99999999999999999999)]))
     assert (records[-1].table_name, records[-1].logical_reads, records[-1].scan_count) == ("D", None, 1)
     assert len(warnings) == 1 and warnings[0].startswith("line 4: ") and "64" in warnings[0]
 

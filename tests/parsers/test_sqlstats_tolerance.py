@@ -23,6 +23,12 @@ POSTS = (
 EXECUTION = " SQL Server Execution Times:\n   CPU time = 17207 ms,  elapsed time = 38163 ms.\n"
 
 
+def read_with_warnings(text: str):
+    """parse(text)'s records and warnings (records.ParsedRecords carries them)."""
+    records = sqlstats.parse(text)
+    return records, records.warnings
+
+
 def table(name: str, logical: str = "1") -> str:
     return (
         f"Table '{name}'. Scan count 1, logical reads {logical}, physical reads 0, read-ahead reads 0, "
@@ -54,7 +60,7 @@ def whole(rec: QueryIoRecord) -> tuple:
 )
 def test_a_wrapped_table_line_is_joined(wrapped):
     text = "Table 'A'. Scan count 1, logical reads 2.\n" + wrapped + "\n" + table("Z") + "\n\n" + EXECUTION
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     assert not warnings
     assert whole(posts(records)) == (1, 165586, 49191, 823463, 3272)
     assert posts(records).source_line == 2  # the line it starts on
@@ -65,7 +71,7 @@ def test_a_wrapped_table_line_is_joined(wrapped):
 def test_a_wrapped_line_in_comments_is_joined():
     text = "--" + POSTS.replace("lob logical reads", "lob logical\n--reads") + "\n--\n-- " + EXECUTION
     text = text.replace("\n ", "\n-- ")
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     assert not warnings and whole(posts(records)) == (1, 165586, 49191, 823463, 3272)
     block = "/*" + POSTS.replace("lob logical reads", "lob logical\nreads") + "*/\n"
     assert whole(posts(sqlstats.parse(block))) == (1, 165586, 49191, 823463, 3272)
@@ -73,7 +79,7 @@ def test_a_wrapped_line_in_comments_is_joined():
 
 def test_a_wrapped_time_line_is_joined():
     text = POSTS + "\n\n SQL Server Execution Times:\n   CPU time = 17207 ms,\n  elapsed time = 38163 ms.\n"
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     assert not warnings
     assert [(r.phase, r.cpu_ms, r.elapsed_ms) for r in records if isinstance(r, QueryTimeRecord)] == [
         ("execution", 17207, 38163)
@@ -82,7 +88,7 @@ def test_a_wrapped_time_line_is_joined():
 
 def test_a_line_that_starts_a_record_is_no_continuation():
     cut = "Table 'Users'. Scan count 5, logical reads 42015, physical rea"
-    records, warnings = sqlstats.parse_with_warnings(cut + "\n" + POSTS)
+    records, warnings = read_with_warnings(cut + "\n" + POSTS)
     assert [r.table_name for r in records] == ["Users", "Posts"]
     assert whole(posts(records)) == (1, 165586, 49191, 823463, 3272)
     assert warnings == [
@@ -96,7 +102,7 @@ def test_a_line_that_starts_a_record_is_no_continuation():
 @pytest.mark.parametrize("mark", ["…", "...", "..", " …", ", ..."])
 def test_a_line_cut_with_an_ellipsis_keeps_its_columns(mark):
     text = "Table 'Users'. Scan count 5, logical reads 42015, physical reads 1" + mark + "\n" + POSTS
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     users = records[0]
     assert (users.scan_count, users.logical_reads, users.physical_reads, users.read_ahead_reads) == (5, 42015, 1, None)
     assert users.tool_version is None
@@ -118,7 +124,7 @@ def test_a_damaged_line_costs_neither_the_other_results_nor_the_numbering():
             table("D"),
         ]
     )
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     assert [(r.statement_index, r.table_name, r.logical_reads) for r in records] == [
         (0, "A", 1),
         (0, "B", 2),
@@ -145,7 +151,7 @@ def test_warnings_reach_the_parsed_file_and_a_file_of_damage_is_refused_at_its_f
 
 def test_warnings_are_bounded():
     text = "\n".join(["Table 'T'. Scan count 1, logical reads ?, physical reads 0."] * 500 + [POSTS])
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     assert len(warnings) == 101 and warnings[-1].startswith("more damaged lines")
     assert len(records) == 501
 
@@ -161,7 +167,7 @@ def test_counts_and_times_with_digit_groups(separator):
         + "\n\n SQL Server Execution Times:\n"
         + f"   CPU time = 17{separator}207 ms,  elapsed time = 38163 ms.\n"
     )
-    records, warnings = sqlstats.parse_with_warnings(text)
+    records, warnings = read_with_warnings(text)
     assert not warnings
     assert whole(posts(records)) == (1, 165586, 49191, 823463, 3272)
     assert records[-1].cpu_ms == 17207
@@ -171,7 +177,7 @@ def test_counts_and_times_with_digit_groups(separator):
 
 @pytest.mark.parametrize("bad", ["1,02", "1,026.872", "12,3456"])
 def test_a_badly_grouped_count_is_damage(bad):
-    records, warnings = sqlstats.parse_with_warnings(table("T", bad) + "\n" + POSTS)
+    records, warnings = read_with_warnings(table("T", bad) + "\n" + POSTS)
     assert len(warnings) == 1 and warnings[0].startswith("line 1: ")
     assert whole(posts(records)) == (1, 165586, 49191, 823463, 3272)
 
