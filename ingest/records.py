@@ -116,7 +116,10 @@ class QueryIoRecord:
 
 @dataclass(slots=True)
 class QueryTimeRecord:
-    """One `SQL Server parse and compile time` or `SQL Server Execution Times` block."""
+    """One `SQL Server parse and compile time` or `SQL Server Execution Times` block.
+
+    `error_number`: the statement failed with this SQL Server error (`Msg 207, Level 16, ...`), set on each of its
+    blocks. A failed statement that printed no time block of its own gets one execution record without times."""
 
     statement_index: int
     source_line: int
@@ -126,6 +129,7 @@ class QueryTimeRecord:
     tool: str = "sqlserver"
     tool_version: str | None = None
     language: str | None = None
+    error_number: int | None = None
     record: str = "query_time"
 
     def to_normalized(self) -> dict[str, Any]:

@@ -353,10 +353,31 @@ def test_lob_reads_are_kept_apart_and_a_statement_without_io_has_no_rate(con):
     assert posts["table_name"] == "Posts"
     assert posts["lob_pages_read"] == 42854 + 3272
     assert posts["pages_read"] == 18 + 49191
-    # Lines 28-32: after `Msg 207`, a statement that only compiled and ran for 0 ms.
+    # Lines 28-32: after `Msg 207` (line 26), a statement that failed: 0 ms, no tables, marked failed.
     (last,) = rows(con, "SELECT * FROM fct_query_time WHERE file_name = ? AND source_line = 28", [EN])
     assert (last["tables"], last["execution_elapsed_ms"]) == (0, 0)
+    assert (last["failed"], last["error_number"]) == (True, 207)
     assert last["effective_read_bytes_per_s"] is None and last["cpu_to_elapsed"] is None
+
+
+def test_failed_statements_are_marked_and_the_others_not(con):
+    # The Italian corpus file ends with `Messaggio 207, livello 16, stato 1, riga 1` (line 29) after its only
+    # statement's Execution Times: a failed statement of its own, with no time block and no tables.
+    statements = rows(
+        con,
+        "SELECT * FROM fct_query_time WHERE file_name = ? ORDER BY statement_index",
+        ["jorriss-sampleoutput-it.txt"],
+    )
+    assert [(s["statement_index"], s["failed"], s["error_number"], s["tables"]) for s in statements] == [
+        (0, False, None, 20),
+        (1, True, 207, 0),
+    ]
+    failed = statements[1]
+    assert (failed["source_line"], failed["execution_blocks"]) == (29, 0)
+    assert failed["execution_elapsed_ms"] is None and failed["total_elapsed_ms"] is None
+    # Every other statement of the corpus ran: the English and Spanish samples fail their third.
+    (n,) = con.execute("SELECT count(*) FROM fct_query_time WHERE failed").fetchone()
+    assert n == 3
 
 
 # --- docs ----------------------------------------------------------------------------------------------------

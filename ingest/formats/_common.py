@@ -200,3 +200,46 @@ def diskspd_start_time(value: str | None) -> str | None:
         return datetime(*(int(g) for g in m.groups()), tzinfo=UTC).isoformat()  # type: ignore[misc]
     except ValueError:
         return None
+
+
+# -- text pasted by people (any text format)
+
+# A whole number as printed, its digit groups apart or not as in the locales people paste from: `1,026,872`,
+# `1.026.872`, `1 026 872` (a space, a no-break space U+00A0 or a narrow no-break space U+202F). To embed in a
+# pattern; `read_grouped_int` checks the grouping.
+GROUPED_INT = r"[0-9]{1,3}(?:[,. \u00a0\u202f][0-9]{3})+(?![0-9])|[0-9]+"
+_GROUPED = re.compile(r"[0-9]{1,3}(?:([,. \u00a0\u202f])[0-9]{3})(?:\1[0-9]{3})*")
+
+
+def read_grouped_int(text: str) -> int | None:
+    """A count as people paste it: `1026872`, `1,026,872`, `1.026.872` or `1 026 872` -> 1026872; None when `text` is
+    no whole number, or its groups are not three digits apart with one separator throughout (`1,02`, `1,026.872`).
+    For counts, which have no decimals, a lone `.` or `,` separates thousands too (`1.026` is 1026)."""
+    if text.isdigit() and text.isascii():
+        return int(text)
+    return int(re.sub(r"[^0-9]", "", text)) if _GROUPED.fullmatch(text) else None
+
+
+def join_wrapped(head: str, tail: str) -> list[str]:
+    """The ways a line that an editor, terminal or mail client wrapped may have read before: `head` and `tail` (the
+    next line, both stripped) joined at a space; where a word was cut (`read-ahe` + `ad`, `read-` + `ahead`); where a
+    hyphen was added to cut it (`phys-` + `ical`). The caller keeps the first that reads whole."""
+    joined = [head + " " + tail]
+    if tail[:1].isalnum():
+        if head[-1:].isalnum() or head.endswith("-"):
+            joined.append(head + tail)
+        if head.endswith("-") and head[-2:-1].isalpha():
+            joined.append(head[:-1] + tail)
+    return joined
+
+
+def uncomment_sql(line: str) -> str:
+    """A stripped line without the T-SQL comment marks around it: leading `--` (any number of dashes), a `/*` that
+    opens it, a `*/` that closes it; the text of output pasted into a script as comments. Other lines are unchanged."""
+    if line.startswith("--"):
+        line = line.lstrip("-").lstrip()
+    if line.startswith("/*"):
+        line = line[2:].lstrip()
+    if line.endswith("*/"):
+        line = line[:-2].rstrip()
+    return line
