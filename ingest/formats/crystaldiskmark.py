@@ -223,23 +223,6 @@ class _Label(NamedTuple):
 
 
 @dataclass(slots=True)
-class _TestLine:
-    """A test line as read; its record is made once its result is complete (the footer is its metadata)."""
-
-    label: _Label
-    value: float  # the throughput figure, in `unit`
-    unit: str
-    iops: float | None
-    line: int
-    operation: str
-    direction: str
-    read_pct: float
-    latency: float | None
-    latency_unit: str
-    inferred: list[str]
-
-
-@dataclass(slots=True)
 class _Result:
     """One result, from its header (or first line) to the next result's start."""
 
@@ -247,7 +230,10 @@ class _Result:
     version: str | None = None
     footer: bool = False  # a footer line was read: a test line after it starts the next result
     metadata: dict[str, str] = field(default_factory=dict)
-    lines: list[_TestLine] = field(default_factory=list)
+    # Its test lines' records, made as each line is read (what the whole result says is filled in at its end: see
+    # _finish), and each one's label.
+    lines: list[IoRecord] = field(default_factory=list)
+    labels: list[_Label] = field(default_factory=list)
     # (section, pattern, block size, queue depth, threads) of each test line: a repeated one starts the next result
     keys: set[tuple[str, str, int, int, int]] = field(default_factory=set)
 
@@ -281,7 +267,11 @@ class _Reader:
             line = raw.strip()
             if line and line[0] == ">":  # Markdown quoting
                 line = _QUOTE.sub("", line).strip()
-            if line:
+            if not line:
+                continue
+            if line[0] in "SR":  # most lines of a result are test lines: no dispatch for them
+                self.test_line(line, number)
+            else:
                 self.line(line, number)
         self.close()
         if self.records:
@@ -297,11 +287,9 @@ class _Reader:
         raise ParseError("no CrystalDiskMark or KDiskMark test result line found", 1)
 
     def line(self, line: str, number: int) -> None:
-        """One stripped line, told by its first character; the order decides between look-alikes."""
+        """One stripped line but a test line, told by its first character; the order decides between look-alikes."""
         first = line[0]
-        if first == "S" or first == "R":
-            self.test_line(line, number)
-        elif first == "-":  # a rule under or over the header
+        if first == "-":  # a rule under or over the header
             pass
         elif first == "[":
             self.section_line(line)
@@ -324,7 +312,7 @@ class _Reader:
     def close(self) -> None:
         result = self.result
         if result is not None and result.lines and not self.foreign:
-            self.records += _records(result, len(self.records))
+            self.records += _finish(result, len(self.records))
 
     def start(self, foreign: bool = False, keep_section: bool = False) -> _Result:
         """Close the result being read and start the next."""
@@ -416,19 +404,20 @@ class _Reader:
         if value == 0 and not iops:
             self.zero_lines += 1  # a slot CDM prints for a test that was not run
             return
+        result.labels.append(label)
         result.lines.append(
-            _TestLine(
-                label=label,
-                value=value,
-                unit=_UNIT[unit],
-                iops=iops,
-                line=number,
-                operation=section,
-                direction=self.direction,
-                read_pct=self.read_pct,
-                latency=float(latency_text) if latency_text is not None else None,
-                latency_unit="ms" if latency_unit == "ms" else "us",
-                inferred=["read_pct"] if self.read_pct_inferred else [],
+            _record(
+                label,
+                value,
+                _UNIT[unit],
+                iops,
+                number,
+                section,
+                self.direction,
+                self.read_pct,
+                float(latency_text) if latency_text is not None else None,
+                "ms" if latency_unit == "ms" else "us",
+                ["read_pct"] if self.read_pct_inferred else [],
             )
         )
 
@@ -455,19 +444,20 @@ class _Reader:
             return
         label = _Label(pattern, size, q, t, shape, " ".join(m[0].partition(":")[0].split()))
         latency = float(m["latency"]) if m["latency"] is not None else None
+        result.labels.append(label)
         result.lines.append(
-            _TestLine(
-                label=label,
-                value=value,
-                unit=_UNIT[m["unit"]],
-                iops=iops,
-                line=number,
-                operation=operation,
-                direction=operation,
-                read_pct=100.0 if operation == "read" else 0.0,
-                latency=latency,
-                latency_unit="ms" if m["latency_unit"] == "ms" else "us",
-                inferred=inferred,
+            _record(
+                label,
+                value,
+                _UNIT[m["unit"]],
+                iops,
+                number,
+                operation,
+                operation,
+                100.0 if operation == "read" else 0.0,
+                latency,
+                "ms" if m["latency_unit"] == "ms" else "us",
+                inferred,
             )
         )
 
@@ -541,19 +531,55 @@ def _old_layout(
 # --------------------------------------------------------------------------------------------- records
 
 
-def _records(result: _Result, first_run: int) -> list[IoRecord]:
+def _record(
+    label: _Label,
+    value: float,
+    unit: str,
+    iops: float | None,
+    line: int,
+    operation: str,
+    direction: str,
+    read_pct: float,
+    latency: float | None,
+    latency_unit: str,
+    inferred: list[str],
+) -> IoRecord:
+    """A test line's record, with what the line says (`value` in the printed `unit`); the rest of the result (tool,
+    version, footer, run index) is filled in by _finish."""
+    return IoRecord(
+        tool="",
+        run_index=0,
+        source_line=line,
+        pattern=label.pattern,  # type: ignore[arg-type]
+        operation=operation,  # type: ignore[arg-type]
+        read_pct=read_pct,
+        direction=direction,  # type: ignore[arg-type]
+        block_size_bytes=label.block_size,
+        threads=label.threads,
+        queue_depth=label.queue_depth,
+        iops=iops,
+        throughput=value,
+        throughput_unit=unit,
+        latency_unit=latency_unit,
+        latency_avg=latency,
+        inferred=inferred,
+    )
+
+
+def _finish(result: _Result, first_run: int) -> list[IoRecord]:
     """The records of a complete result: its footer is every record's metadata, with the record's label."""
-    lines = result.lines
+    records = result.lines
+    labels = result.labels
     tool = result.tool
     if tool is None:
-        kdiskmark_shapes = all(t.label.shape.startswith("kdiskmark") for t in lines)
+        kdiskmark_shapes = all(label.shape.startswith("kdiskmark") for label in labels)
         tool = "kdiskmark" if kdiskmark_shapes else "crystaldiskmark"
     version = result.version
     version_inferred = version is None
     if version is None:
-        version = _version_from_shapes([t.label.shape for t in lines])
+        version = _version_from_shapes([label.shape for label in labels])
     kdiskmark = tool == "kdiskmark"
-    kib_basis = kdiskmark and _kdiskmark_kib_basis(lines)
+    kib_basis = kdiskmark and _kdiskmark_kib_basis(records)
     metadata = result.metadata
     if kib_basis:
         metadata = dict(metadata, throughput_basis="KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s")
@@ -562,58 +588,37 @@ def _records(result: _Result, first_run: int) -> list[IoRecord]:
     started_at = _started_at(metadata.get("Date"))
     duration_s = _duration_s(metadata)
 
-    records = []
-    for run_index, t in enumerate(lines, first_run):
-        inferred = t.inferred
+    for run_index, (record, label) in enumerate(zip(records, labels, strict=True), first_run):
+        record.tool = tool
+        record.tool_version = version
+        record.run_index = run_index
+        record.target = target
+        record.started_at = started_at
+        record.duration_s = duration_s
         if version_inferred:
-            inferred.append("tool_version")
-        record_metadata = dict(metadata, Label=t.label.text)
-        throughput, unit, iops = t.value, t.unit, t.iops
+            record.inferred.append("tool_version")
+        record.metadata = record_metadata = dict(metadata, Label=label.text)
         if kib_basis:
-            throughput = t.value * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[t.unit]
-            record_metadata["printed_throughput"] = f"{t.value:.3f} {t.unit}"
-            unit = "KiB/s"
-        if iops is None:
-            iops = throughput * _BYTES_PER_S[unit] / t.label.block_size
-            inferred.append("iops")
-        if kdiskmark and t.direction == "total":
+            printed, unit = record.throughput, record.throughput_unit
+            record.throughput = printed * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[unit]  # type: ignore[operator]
+            record_metadata["printed_throughput"] = f"{printed:.3f} {unit}"
+            record.throughput_unit = "KiB/s"
+        if record.iops is None:
+            record.iops = record.throughput * _BYTES_PER_S[record.throughput_unit] / label.block_size  # type: ignore[operator]
+            record.inferred.append("iops")
+        if kdiskmark and record.direction == "total":
             record_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
-        records.append(
-            IoRecord(
-                tool=tool,
-                tool_version=version,
-                run_index=run_index,
-                source_line=t.line,
-                target=target,
-                started_at=started_at,
-                pattern=t.label.pattern,  # type: ignore[arg-type]
-                operation=t.operation,  # type: ignore[arg-type]
-                read_pct=t.read_pct,
-                direction=t.direction,  # type: ignore[arg-type]
-                block_size_bytes=t.label.block_size,
-                threads=t.label.threads,
-                queue_depth=t.label.queue_depth,
-                duration_s=duration_s,
-                iops=iops,
-                throughput=throughput,
-                throughput_unit=unit,
-                latency_unit=t.latency_unit,
-                latency_avg=t.latency,
-                inferred=inferred,
-                metadata=record_metadata,
-            )
-        )
     return records
 
 
-def _kdiskmark_kib_basis(lines: list[_TestLine]) -> bool:
+def _kdiskmark_kib_basis(records: list[IoRecord]) -> bool:
     """Whether a KDiskMark result's MB/s are fio KiB/s / 1000 (every release so far) or decimal MB.
 
     Only lines whose printed figures are precise enough to tell 2.4 % apart vote (IOPS print 1 decimal)."""
     ratios = [
-        t.value * 1e6 / (t.iops * t.label.block_size)
-        for t in lines
-        if t.iops and t.iops >= 50 and t.value >= 0.5 and t.unit == "MB/s"
+        r.throughput * 1e6 / (r.iops * r.block_size_bytes)  # type: ignore[operator]
+        for r in records
+        if r.iops and r.iops >= 50 and r.throughput >= 0.5 and r.throughput_unit == "MB/s"  # type: ignore[operator]
     ]
     if not ratios:
         return True

@@ -245,13 +245,15 @@ def detect(text: str) -> float:
     # Every file of unknown format passes through here: each test starts with a scan for a literal (sre and
     # find_rare look for a character of it rare in other tools' outputs).
     head = text[:_DETECT_CHARS]
-    if _IO_PER_S.search(head) and _io_header_in(head):
+    # A thread table's header and a %-ile table hold '|': a text without one (one memchr scan) has neither.
+    tables = "|" in head
+    if tables and _IO_PER_S.search(head) and _io_header_in(head):
         return 0.95
     if find_rare(head, "Results for timespan", 0) >= 0 and "actual test time:" in head:
         return 0.9
     if "Input parameters:" in head and _DISKSPD_COMMAND.search(head):
         return 0.85
-    if _PCT_ANYWHERE.search(head):
+    if tables and _PCT_ANYWHERE.search(head):
         return 0.6
     return 0.0
 

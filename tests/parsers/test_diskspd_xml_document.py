@@ -45,7 +45,23 @@ def test_another_tools_output_after_the_document_is_none():
     other = decode(SAMPLE_TEXT.read_bytes())[0]
     assert diskspd_xml.parse_document(doc + "\n" + other) is None
     assert diskspd_xml.parse_document(doc + "\nTotal IO\n") is None
-    assert diskspd_xml.parse_document(doc + "\n" + doc) is None  # two documents: the registry's slow path
+
+
+def test_documents_back_to_back_with_comment_lines_read_whole():
+    doc = sample_document()
+    for text in (
+        doc + "\n" + doc,
+        '<?xml version="1.0"?>\n<!-- run 1 of 2 -->\n' + doc + "\n<!-- run 2 of 2 -->\n\n" + doc + "\n",
+    ):
+        records = diskspd_xml.parse_document(text)
+        assert records and records == diskspd_xml.parse(text)
+        assert {r.run_index for r in records} == {0, 1}
+    # A comment naming a document (parse starts one there), a comment over lines, a comment after the last line:
+    # the registry's slow path.
+    assert diskspd_xml.parse_document("<!-- <Results> -->\n" + doc + "\n" + doc) is None
+    assert diskspd_xml.parse_document("<!-- Total IO\nthread | bytes -->\n" + doc) is None
+    assert diskspd_xml.parse_document(doc + "\n<!-- end -->") is None
+    assert diskspd_xml.parse_document(doc + "\n" + doc.replace("</Percentile>", "</Percent>", 1)) is None
 
 
 def test_leading_shell_prompt_is_none():
