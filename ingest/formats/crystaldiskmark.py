@@ -66,6 +66,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats._common import Records, truncated, ungroup_numbers
 from kneepoint.ingest.records import IoRecord
 from kneepoint.ingest.textio import find_rare, lines_holding
 
@@ -84,10 +85,15 @@ MIB = 1024 * 1024
 KDISKMARK_MB_IN_KIB = 1000.0
 DEFAULT_MIX_READ_PCT = 70.0  # CDM 8 and KDiskMark default mix ratio (R70%/W30%)
 MAX_LINE = 2000  # longer lines are no tool's output
+MAX_WARNINGS = 100
 
 _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _CDM_HEADER = re.compile(r"^CrystalDiskMark\s+(?P<version>\d{1,2}\.\d[^\n]{0,60}?)\s*(?:\(C\)[^\n]*)?$")
 _KDM_HEADER = re.compile(r"^KDiskMark\s*\((?P<version>[^)\s]{1,40})\)")
+# The version number of a header's version text; the rest is the edition and the architecture (`8.0.4 x64`,
+# `8.0.4 Shizuku Edition x64`, `8.0.0 x64 (UWP)`).
+_VERSION_NUMBER = re.compile(r"(?P<number>\d{1,2}\.\d{1,3}(?:\.\d{1,4})?[a-z]?)\b\s*(?P<rest>.*)$")
+_ARCHITECTURE = re.compile(r"\b(?P<arch>x64|x86|ARM64|A64|ARM32|x86_64|amd64)\b", re.IGNORECASE)
 _FIO_LINE = re.compile(r"^Flexible I/O Tester\s*\((?P<fio>[^)]{1,40})\)")
 # Look-alike tools whose text mimics CrystalDiskMark's but whose figures mean other things.
 _FOREIGN_HEADER = re.compile(r"^(?:(?!CrystalDiskMark|KDiskMark)[A-Za-z]{1,20}DiskMark\b|Flexible I/O Tester\s+-)")
@@ -115,9 +121,17 @@ _ROW_OLD = re.compile(
     r"(?:\s{1,8}(?P<size>\d{1,6})\s{0,3}(?P<size_unit>[KMG]i?B))?"
     r"\s*(?:\((?P<params>[^)]{0,40})\))?" + _FIGURES
 )
+_OLD_LABEL_START = re.compile(r"(?:Sequential|Random)\s{1,8}(?:Read|Write)\b[^:]{0,60}:")
+# The rest of a test line a console or a paste wrapped onto the next line: figures, or the end of the label.
+_CONTINUATION = re.compile(r"\s*+(?:[\[<]\s*+\d|\d|IOPS\s*+\]|[KMG]B/s|[um]s\s*+>|T\s*+=|Q\s*+=|\()")
 _PARAM_Q = re.compile(r"Q(?:D)?\s*=\s*(\d{1,4})")
 _PARAM_T = re.compile(r"T\s*=\s*(\d{1,4})")
 _DRIVE = re.compile(r"\[(?P<drive>[A-Z]):")
+# KDiskMark and hand-written results name the target on a line of its own, or as a mount point in the Test line.
+_MOUNT = re.compile(r"\[(?P<path>/[^:\]]{0,200}):")
+_TARGET_KEYS = ("Target", "Device", "Drive", "Path")  # (first letters among the footer's: see _Reader.line)
+# A line of prose between results that names the next one's drive: `E: Samsung 970 EVO`, `Drive D:`.
+_PROSE_DRIVE = re.compile(r"^(?:(?P<letter>[A-Z]):(?:\s|$)|.{0,60}?\b[Dd]rive\s+(?P<named>[A-Z]):)")
 _MEASURE = re.compile(r"Measure:?\s*(?P<n>\d{1,5})\s*(?P<unit>sec|min|s)\b")
 _DATE = re.compile(
     r"^(?P<y>\d{4})[/-](?P<mo>\d{1,2})[/-](?P<d>\d{1,2})(?:\s+(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?)?"
@@ -128,7 +142,7 @@ _SECTION_READ_PCT = {"read": 100.0, "write": 0.0}
 _KIB_FACTOR = {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}  # printed unit -> MB
 _BYTES_PER_S = {"KiB/s": KIB, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
 # A footer line is `KEY: value` with one of these keys ("Test Size" is stored as "Test"), its value short.
-_FOOTER_KEYS = frozenset(("Profile", "Test Size", "Test", "Mode", "Time", "Date", "OS", "Comment"))
+_FOOTER_KEYS = frozenset(("Profile", "Test Size", "Test", "Mode", "Time", "Date", "OS", "Comment", *_TARGET_KEYS))
 _FOOTER_VALUE_MAX = 500
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
@@ -234,6 +248,7 @@ class _Result:
     # _finish), and each one's label.
     lines: list[IoRecord] = field(default_factory=list)
     labels: list[_Label] = field(default_factory=list)
+    prose_drive: str | None = None  # the drive letter a line of prose before the result named
     # (section, pattern, block size, queue depth, threads) of each test line: a repeated one starts the next result
     keys: set[tuple[str, str, int, int, int]] = field(default_factory=set)
 
@@ -259,10 +274,18 @@ class _Reader:
         self.zero_lines = 0
         # Labels read so far: every section of a result repeats the same few.
         self.labels: dict[str, _Label | bool | None] = {}
+        self.warnings: list[str] = []  # damaged lines, `line N: ...`
+        self.prose_drive: str | None = None  # a drive named by prose before the next result
+
+    def warn(self, number: int, what: str) -> None:
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(f"line {number}: {what}")
 
     def read(self, text: str) -> list[IoRecord]:
-        for number, raw in enumerate(text.split("\n"), 1):
-            if not raw or len(raw) > MAX_LINE:
+        lines = text.split("\n")
+        joined = 0  # the line the last test line took as its wrapped rest
+        for number, raw in enumerate(lines, 1):
+            if not raw or len(raw) > MAX_LINE or number == joined:
                 continue
             line = raw.strip()
             if line and line[0] == ">":  # Markdown quoting
@@ -270,12 +293,14 @@ class _Reader:
             if not line:
                 continue
             if line[0] in "SR":  # most lines of a result are test lines: no dispatch for them
+                if line[-1] != ">" and number < len(lines) and (rest := _continuation(lines[number])):
+                    line, joined = f"{line} {rest}", number + 1  # a console or a paste wrapped it
                 self.test_line(line, number)
             else:
                 self.line(line, number)
         self.close()
         if self.records:
-            return self.records
+            return Records(self.records, self.warnings)
         if self.orphan_line is not None:
             raise ParseError(
                 "test result line outside a [Read]/[Write]/[Mix] section: its direction is unknown", self.orphan_line
@@ -304,8 +329,10 @@ class _Reader:
                 self.result.metadata["fio"] = m["fio"].strip()
         elif ("DiskMark" in line or first == "F") and _FOREIGN_HEADER.match(line):
             self.start(foreign=True)
-        elif first in "PTMDOC":
-            self.footer_line(line)
+        elif first in "PTMDOC" and self.footer_line(line):
+            pass
+        elif (m := _PROSE_DRIVE.match(line)) and (self.result is None or self.result.footer or self.result.lines):
+            self.prose_drive = m["letter"] or m["named"]  # prose between results naming the next one's drive
 
     # -- results
 
@@ -320,12 +347,22 @@ class _Reader:
         if not keep_section:
             self.section = None
         self.foreign = foreign
-        self.result = _Result()
+        self.result = _Result(prose_drive=self.prose_drive)
+        self.prose_drive = None
         return self.result
 
     def header(self, number: int, tool: str, version: str) -> None:
         result = self.start()
         result.tool, result.version = tool, version
+        # `8.0.4 x64 Shizuku Edition`: the version is the number; edition and architecture are the run's metadata.
+        if (m := _VERSION_NUMBER.match(version)) and m["rest"]:
+            result.version = m["number"]
+            rest = m["rest"]
+            if arch := _ARCHITECTURE.search(rest):
+                result.metadata["architecture"] = arch["arch"]
+                rest = rest[: arch.start()] + rest[arch.end() :]
+            if edition := " ".join(rest.replace("(", " ").replace(")", " ").split()):
+                result.metadata["edition"] = edition
         if self.header_line is None:
             self.header_line = number
 
@@ -356,15 +393,18 @@ class _Reader:
             result = self.start()
         result.metadata["Units"] = line.lstrip("* ").strip()
 
-    def footer_line(self, line: str) -> None:
+    def footer_line(self, line: str) -> bool:
+        """A `KEY: value` line of a result's footer (True when it was one)."""
         result = self.result
         if result is None or self.foreign:
-            return
+            return False
         key, colon, value = line.partition(":")
         key = key.rstrip()
         if colon and len(value) <= _FOOTER_VALUE_MAX and key in _FOOTER_KEYS:
             result.metadata.setdefault("Test" if key == "Test Size" else key, value.strip())
             result.footer = True
+            return True
+        return False
 
     # -- test lines
 
@@ -387,8 +427,10 @@ class _Reader:
         if self.foreign:
             return
         m = _FIGURES_NEW.match(line, colon)
-        if m is None:
-            return
+        if m is None or m.end() != len(line):
+            m, line = self.damaged(line, colon, m, number)
+            if m is None:
+                return
         result, section = self.result, self.section
         if result is None or section is None or result.footer:
             if self.orphan_line is None:
@@ -421,9 +463,36 @@ class _Reader:
             )
         )
 
+    def damaged(self, line: str, colon: int, m: re.Match[str] | None, number: int) -> tuple[re.Match[str] | None, str]:
+        """A test line its figures' pattern did not read to the end: with grouped numbers (`1,026,872.5`) it reads
+        written plainly; otherwise what it read whole is kept (a figure counts only with its unit after it, so a
+        cut one is never taken) and the line is reported."""
+        plain = ungroup_numbers(line)
+        if plain != line:
+            again = _FIGURES_NEW.match(plain, plain.find(":"))
+            if again is not None and (m is None or again.end() - len(plain) > m.end() - len(line)):
+                m, line = again, plain
+        if m is not None and m.end() == len(line):
+            return m, line
+        how = "cut short" if truncated(line) else "damaged"
+        if m is None:
+            self.warn(number, f"{how} test line, no MB/s figure to read: skipped")
+        else:
+            self.warn(number, f"{how} test line: {line[m.end() :].strip()[:40]!r} not read")
+        return m, line
+
     def old_test_line(self, line: str, number: int) -> None:
         """3.x-6.x: the direction is in the label, there are no sections."""
         m = _ROW_OLD.match(line)
+        if m is not None and m.end() != len(line) or m is None and _OLD_LABEL_START.match(line):
+            plain = ungroup_numbers(line)
+            again = _ROW_OLD.match(plain) if plain != line else None
+            if again is not None and (m is None or again.end() - len(plain) > m.end() - len(line)):
+                m, line = again, plain
+            if m is None or m.end() != len(line):
+                how = "cut short" if truncated(line) else "damaged"
+                what = "no MB/s figure to read: skipped" if m is None else f"{line[m.end() :].strip()[:40]!r} not read"
+                self.warn(number, f"{how} test line, {what}")
         if m is None:
             return
         pattern = "sequential" if m["kind"] == "Sequential" else "random"
@@ -583,8 +652,7 @@ def _finish(result: _Result, first_run: int) -> list[IoRecord]:
     metadata = result.metadata
     if kib_basis:
         metadata = dict(metadata, throughput_basis="KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s")
-    drive = _DRIVE.search(metadata.get("Test", ""))
-    target = f"{drive['drive']}:" if drive else None
+    target = _target(result)
     started_at = _started_at(metadata.get("Date"))
     duration_s = _duration_s(metadata)
 
@@ -609,6 +677,28 @@ def _finish(result: _Result, first_run: int) -> list[IoRecord]:
         if kdiskmark and record.direction == "total":
             record_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
     return records
+
+
+def _target(result: _Result) -> str | None:
+    """The result's target: a target line of its own (KDiskMark's device), else the drive letter or mount point
+    of its Test line, else a drive a line of prose before the result named."""
+    metadata = result.metadata
+    for key in _TARGET_KEYS:
+        if value := metadata.get(key):
+            return value
+    test = metadata.get("Test", "")
+    if drive := _DRIVE.search(test):
+        return f"{drive['drive']}:"
+    if mount := _MOUNT.search(test):
+        return mount["path"]
+    return f"{result.prose_drive}:" if result.prose_drive else None
+
+
+def _continuation(raw: str) -> str | None:
+    """The next line, stripped, when it is the rest of a wrapped test line (it starts with a figure, a unit or the
+    end of a label), else None."""
+    line = raw.strip()
+    return line if line and len(line) <= MAX_LINE and _CONTINUATION.match(line) else None
 
 
 def _kdiskmark_kib_basis(records: list[IoRecord]) -> bool:
