@@ -83,7 +83,13 @@ import re
 import xml.etree.ElementTree as ET
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import LATENCY_FIELD_ROWS, PERCENTILE_LABELS, diskspd_start_time, share_histogram
+from kneepoint.ingest.formats._common import (
+    LATENCY_FIELD_ROWS,
+    PERCENTILE_LABELS,
+    Records,
+    diskspd_start_time,
+    share_histogram,
+)
 from kneepoint.ingest.records import IoRecord
 
 NAME = "diskspd_xml"
@@ -143,7 +149,7 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> list[IoRecord]:
     records: list[IoRecord] = []
-    first_error: ParseError | None = None
+    skipped: list[ParseError] = []
     run_index = 0
     line, pos = 1, 0
     read: _Read = {}
@@ -153,11 +159,20 @@ def parse(text: str) -> list[IoRecord]:
         try:
             doc_records = _document(_xml(doc, line), line, run_index, read)
         except ParseError as exc:
-            first_error = first_error or exc
+            skipped.append(exc)
             continue
         if doc_records:
             run_index = doc_records[-1].run_index + 1
             records.extend(doc_records)
+    if records:
+        # A damaged document costs only itself: the others are kept and it is reported.
+        warnings = [f"line {exc.line}: {exc.reason}: that document is skipped" for exc in skipped]
+        last_end = text.rfind(_END)
+        if (cut := text.find(_START, last_end + len(_END) if last_end >= 0 else 0)) >= 0:
+            cut_line = text.count("\n", 0, cut) + 1
+            warnings.append(f"line {cut_line}: DiskSpd XML <Results> document never closed (output cut short?)")
+        return Records(records, warnings)
+    first_error = skipped[0] if skipped else None
     if not records:
         if first_error is not None:
             raise first_error

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from kneepoint.ingest import formats
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.formats import diskspd_xml
 from kneepoint.ingest.textio import decode
@@ -101,3 +102,13 @@ def test_text_inside_the_document_is_none(change):
     doc = change(sample_document())
     assert diskspd_xml.parse(doc)  # still a DiskSpd document to parse()
     assert diskspd_xml.parse_document(doc) is None
+
+
+def test_a_damaged_document_costs_only_itself():
+    doc = sample_document()
+    damaged = doc.replace("</Percentile>", "</Percent>", 1)
+    parsed = formats.parse_bytes(("\n".join([doc, damaged, doc, doc[: len(doc) // 2]])).encode(), "batch.xml")
+    assert parsed.format == "diskspd_xml" and {r.run_index for r in parsed.records} == {0, 1}
+    first, cut = parsed.warnings
+    assert first.startswith("line ") and "malformed" in first and first.endswith("that document is skipped")
+    assert cut.endswith("document never closed (output cut short?)")
