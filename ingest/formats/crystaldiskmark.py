@@ -569,6 +569,8 @@ def _old_layout(
     - 4.x-6.x `Sequential Read (Q= 32,T= 1)`: `-b128K -o<Q> -t<T>` (128 KiB blocks).
     """
     inferred: list[str] = []
+    if params is not None and "QD" in params and size_unit is not None and "i" in size_unit:
+        return None  # `Random Read 4KiB (QD=  64)`: AmorphousDiskMark's label (CrystalDiskMark 3.x prints `4KB`)
     q_match = _PARAM_Q.search(params or "")
     t_match = _PARAM_T.search(params or "")
     q = int(q_match[1]) if q_match else None
