@@ -25,7 +25,7 @@ Input (CrystalDiskMark 8.0.4, saved as text, trimmed)::
 
 Records (normalized; one per test line)::
 
-    {"tool": "crystaldiskmark", "tool_version": "8.0.4 x64", "run_index": 0, "source_line": 9,
+    {"tool": "crystaldiskmark", "tool_version": "8.0.4", "run_index": 0, "source_line": 9,
      "target": "C:", "started_at": "2024-01-06T05:41:48", "pattern": "sequential", "operation": "read",
      "read_pct": 100.0, "direction": "read", "block_size_bytes": 1048576, "threads": 1, "queue_depth": 8,
      "duration_s": 5.0, "iops": 7083.7, "throughput_bytes_per_s": 7427749000.0, "latency_avg_ms": 0.98781,
@@ -50,11 +50,21 @@ Layouts, each test line one record:
 - Lines whose figures are all zero are tests that were not run (CDM prints every slot) and are skipped.
 - Footer lines (Profile, Test, Mode, Time, Date, OS, Comment) are the run metadata of every line of their result;
   `duration_s` is the measure time where printed (`Time: Measure 5 sec`, KDiskMark `[Measure: 5 sec / ...]`);
-  `started_at` is the Date line (local time of saving, no zone); `target` the drive letter in the Test line.
-- Several results per file (a new header, a new `[Read]` after a footer, or a repeated test line starts the next
-  one); results pasted without their header (the version is then guessed from the line shapes, e.g. "3.x",
-  and listed in `inferred`); Markdown `>` quoting and indentation; blocks of look-alike tools
-  (AmorphousDiskMark, tdeDiskMark, fio scripts) are skipped.
+  `started_at` is the Date line (local time of saving, no zone). `target`: a target line of the footer (`Device:`,
+  `Target:`, `Drive:`, `Path:`, as KDiskMark and hand-edited results name it), else the drive letter or mount point
+  in the Test line (`[C: 4% ...]`, `[/home: ...]`), else a drive named by a line of prose before the result
+  (`E: WD Blue 2TB`, `Drive D:`).
+- `tool_version` is the version number of the header (`8.0.4`); the rest of it is the run's metadata:
+  `architecture` (x64, x86, ARM64) and `edition` (`Shizuku Edition`, `UWP`).
+- Several results per file, e.g. several drives one after the other (a new header, a new `[Read]` after a footer or
+  after test lines, or a repeated test line starts the next one), prose between them skipped; results pasted
+  without their header (the version is then guessed from the line shapes, e.g. "3.x", and listed in `inferred`);
+  Markdown `>` quoting and indentation; blocks of look-alike tools (AmorphousDiskMark, whose `4KiB (QD=...)`
+  labels no CrystalDiskMark prints, tdeDiskMark, fio scripts) are skipped.
+- What users paste: a test line wrapped onto the next line (its figures or the end of its label) is joined;
+  numbers with thousands separators read (`1,026,872.5`, `1.026.872,5`, `1 026 872.5`, no-break spaces); a line
+  cut short (`…`, `..`) or damaged keeps the figures it shows whole (each with its unit after it) and is reported
+  as a warning (`line N: ...`); the file is refused only when no test line is read.
 """
 
 from __future__ import annotations

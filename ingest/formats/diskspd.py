@@ -56,8 +56,9 @@ Records (normalized)::
 Record mapping:
 - One run = one `Results for timespan N` block, i.e. one DiskSpd invocation (an XML profile with several
   timespans gives one run per timespan). A run yields one record per direction with I/O, taken from the
-  `total:` rows of the `Read IO` / `Write IO` tables; a mixed run gives a read and a write record and no
-  total record, since the split is printed (the `Total IO` row is kept in the run metadata as `total.*`).
+  `total:` rows of the `Read IO` / `Write IO` tables; a mixed run gives a read and a write record and the
+  `Total IO` row the tool prints as a third, direction `total` (its latency from the %-ile table's Total
+  column; the row is also kept in the run metadata as `total.*`).
   When only the `Total IO` table is there (a cut paste) and the run is read-only or write-only, that
   table stands for its one direction.
 - operation: read / write / mixed from the write ratio (`performing read test`, `performing write test`,
@@ -72,9 +73,13 @@ Record mapping:
   `using sequential I/O`, `using interlocked sequential I/O` (sequential) or `using mixed
   random/sequential I/O` (random; the share is kept as `random_pct`); duration from `actual test time:`.
 - Missing `Input parameters` (some outputs start at `Command Line:`, pasted fragments at `Total IO`): the
-  command line's -b -o -O -t -F -w -r -s fill in, with DiskSpd's documented defaults (-b64K -o2 -t1 -w0,
-  sequential) where a flag is absent, listed in `inferred`. With neither, block size = bytes / I/Os and
-  the pattern is DiskSpd's default (sequential), both inferred; queue depth stays unknown.
+  command line's -b -o -O -t -F -w -r -s -d and its targets fill in what the results do not say, with DiskSpd's
+  documented defaults (-b64K -o2 -t1 -w0, sequential) where a flag is absent; every field taken from the command
+  line is listed in `inferred` (block_size_bytes, operation, read_pct, pattern, queue_depth, and threads,
+  duration_s, target where the results print none of them). A flag left out yields to what the output shows:
+  the thread rows counted, the read/write split measured. -S is kept as `command_line.caching`. With neither,
+  block size = bytes / I/Os and the pattern is DiskSpd's default (sequential), both inferred; queue depth stays
+  unknown.
 - Throughput: the MiB/s column (older builds head it `MB/s`, also bytes / 2^20 / s), unit MiB/s. Below
   1 MiB/s its two decimals hide more than 0.5 %, so bytes / actual test time is used instead (inferred).
 - Latency (ms): AvgLat of the `total:` row (printed with -L); min, 50th, 95th, 99th, 3-nines and max from
@@ -90,8 +95,10 @@ Record mapping:
   `timespan` and `parameters_from` (input parameters, command line or none).
 - Shell prompts, echoed commands, msinfo headers, notes and blank lines are skipped; a `Totals:` block
   (several timespans) is not a run; a thread row whose file cell a narrow console wrapped onto the next
-  line is joined back. A run whose table lost its `total:` row is skipped (ParseError at that table
-  when no run is left). DiskSpd's text output does not print its version: `tool_version` is null.
+  line is joined back; grouped numbers in cells (`1,026,872`) read. A damaged or cut table row is reported as
+  a warning (`line N: ...`) and passed over; a run whose table lost its `total:` row (or whose total row is
+  damaged) is skipped with a warning, or is the ParseError at that table when no run is left. DiskSpd's text
+  output does not print its version: `tool_version` is null.
 """
 
 from __future__ import annotations

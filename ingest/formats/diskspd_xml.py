@@ -66,12 +66,14 @@ Record mapping (as for the text output, see `ingest.formats.diskspd`):
 - Latency (ms, only with -L): averages from `<Latency>` (`AverageReadMilliseconds`, ...), min / p50 /
   p95 / p99 / p99.9 / max from its `<Bucket>` percentiles 0, 50, 95, 99, 99.9, 100; the whole percentile
   list is kept as a `share` histogram.
-- Only each `<Results>...</Results>` span goes to the XML parser, so no DOCTYPE or entity declaration
 - Only each `<Results>...</Results>` span goes to the XML parser (ElementTree), so no DOCTYPE or entity declaration
-  around it is ever read (no entity expansion).
-- `parse_document(text)`: parse(text) when the text is exactly one `<Results>` document (white space around
-  it) without comments, CDATA, processing instructions or lines of text, in which another tool's output
-  could hide; else None (also when parse would raise), for the registry to detect and check as usual.
+  around it is ever read (no entity expansion). A malformed document among others, or one never closed at the
+  end, is reported as a warning (`line N: ...`) beside the records of the rest.
+- `parse_document(text)`: parse(text) when the text is `<Results>` documents and nothing else (white space, an
+  XML declaration and one-line comments around and between them, as a batch script saving `-Rxml` outputs
+  writes them), none with comments, CDATA, processing instructions or lines of text inside, in which another
+  tool's output could hide; else None (also when parse would refuse a document), for the registry to detect and
+  check as usual.
 - Metadata: `system.*` (System leaves), `input.*` (the profile timespan's leaves) and
   `input.target.N.*`, `timespan`, `results.*`, `cpu.*` (CpuUtilization Average), `total.*` / `read.*` /
   `write.*` sums, and with several targets `target.N.path` with its I/O counts.

@@ -74,8 +74,8 @@ def test_nothing_but_zeros_or_a_header_is_refused():
     text = FIXTURE.read_text()
     head = text[: text.index("  Sequential Read")]
     with pytest.raises(ParseError, match="header without any test"):
-        read(head)
-    zeros = head + " Sequential Read 1MiB (QD=   8) :      0.00 MB/s [      0.0 IOPS]\n"
+        formats.parse_bytes(head.encode(), "adm.txt", fmt="amorphousdiskmark")
+    zeros = head + " Sequential Read 1MiB (QD=   8) :      0.00 MB/s [      0.0 IOPS]\n\n  Volume : SSD: 4% used\n"
     with pytest.raises(ParseError, match="reads 0 MB/s"):
         read(zeros)
 
