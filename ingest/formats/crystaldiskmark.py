@@ -102,8 +102,8 @@ _CDM_HEADER = re.compile(r"^CrystalDiskMark\s+(?P<version>\d{1,2}\.\d[^\n]{0,60}
 _KDM_HEADER = re.compile(r"^KDiskMark\s*\((?P<version>[^)\s]{1,40})\)")
 # The version number of a header's version text; the rest is the edition and the architecture (`8.0.4 x64`,
 # `8.0.4 Shizuku Edition x64`, `8.0.0 x64 (UWP)`).
-_VERSION_NUMBER = re.compile(r"(?P<number>\d{1,2}\.\d{1,3}(?:\.\d{1,4})?[a-z]?)\b\s*(?P<rest>.*)$")
-_ARCHITECTURE = re.compile(r"\b(?P<arch>x64|x86|ARM64|A64|ARM32|x86_64|amd64)\b", re.IGNORECASE)
+_VERSION_NUMBER = re.compile(r"\d{1,2}\.\d{1,3}(?:\.\d{1,4})?[a-z]?")
+_ARCHITECTURES = frozenset(("x64", "x86", "arm64", "a64", "arm32", "x86_64", "amd64"))
 _FIO_LINE = re.compile(r"^Flexible I/O Tester\s*\((?P<fio>[^)]{1,40})\)")
 # Look-alike tools whose text mimics CrystalDiskMark's but whose figures mean other things.
 _FOREIGN_HEADER = re.compile(r"^(?:(?!CrystalDiskMark|KDiskMark)[A-Za-z]{1,20}DiskMark\b|Flexible I/O Tester\s+-)")
@@ -246,6 +246,11 @@ class _Label(NamedTuple):
     text: str  # as printed, runs of blanks made one space
 
 
+# A test line as read: label, the throughput figure and its printed unit, IOPS (None where not printed), line number,
+# operation, direction, read %, mean latency and its unit, the fields inferred.
+_TestLine = tuple[_Label, float, str, float | None, int, str, str, float, float | None, str, list[str]]
+
+
 @dataclass(slots=True)
 class _Result:
     """One result, from its header (or first line) to the next result's start."""
@@ -254,10 +259,8 @@ class _Result:
     version: str | None = None
     footer: bool = False  # a footer line was read: a test line after it starts the next result
     metadata: dict[str, str] = field(default_factory=dict)
-    # Its test lines' records, made as each line is read (what the whole result says is filled in at its end: see
-    # _finish), and each one's label.
-    lines: list[IoRecord] = field(default_factory=list)
-    labels: list[_Label] = field(default_factory=list)
+    # Its test lines as read; their records are made when the result is complete (its footer is their metadata).
+    lines: list[_TestLine] = field(default_factory=list)
     prose_drive: str | None = None  # the drive letter a line of prose before the result named
     # (section, pattern, block size, queue depth, threads) of each test line: a repeated one starts the next result
     keys: set[tuple[str, str, int, int, int]] = field(default_factory=set)
@@ -294,6 +297,7 @@ class _Reader:
     def read(self, text: str) -> list[IoRecord]:
         lines = text.split("\n")
         joined = 0  # the line the last test line took as its wrapped rest
+        test_line, other_line = self.test_line, self.line  # (bound once: called for every line)
         for number, raw in enumerate(lines, 1):
             if not raw or len(raw) > MAX_LINE or number == joined:
                 continue
@@ -305,9 +309,9 @@ class _Reader:
             if line[0] in "SR":  # most lines of a result are test lines: no dispatch for them
                 if line[-1] != ">" and number < len(lines) and (rest := _continuation(lines[number])):
                     line, joined = f"{line} {rest}", number + 1  # a console or a paste wrapped it
-                self.test_line(line, number)
+                test_line(line, number)
             else:
-                self.line(line, number)
+                other_line(line, number)
         self.close()
         if self.records:
             return Records(self.records, self.warnings)
@@ -341,10 +345,13 @@ class _Reader:
             self.start(foreign=True)
         elif first in "PTMDOC" and self.footer_line(line):
             pass
-        elif (m := _PROSE_DRIVE.match(line)) and (self.result is None or self.result.footer or self.result.lines):
-            self.prose_drive = m["letter"] or m["named"]  # prose between results naming the next one's drive
+        elif (line[1:2] == ":" or "rive" in line) and (m := _PROSE_DRIVE.match(line)) and self.between_results():
+            self.prose_drive = m["letter"] or m["named"]  # prose naming the next result's drive
 
     # -- results
+
+    def between_results(self) -> bool:
+        return self.result is None or self.result.footer or bool(self.result.lines)
 
     def close(self) -> None:
         result = self.result
@@ -364,14 +371,16 @@ class _Reader:
     def header(self, number: int, tool: str, version: str) -> None:
         result = self.start()
         result.tool, result.version = tool, version
-        # `8.0.4 x64 Shizuku Edition`: the version is the number; edition and architecture are the run's metadata.
-        if (m := _VERSION_NUMBER.match(version)) and m["rest"]:
-            result.version = m["number"]
-            rest = m["rest"]
-            if arch := _ARCHITECTURE.search(rest):
-                result.metadata["architecture"] = arch["arch"]
-                rest = rest[: arch.start()] + rest[arch.end() :]
-            if edition := " ".join(rest.replace("(", " ").replace(")", " ").split()):
+        # `8.0.4 Shizuku Edition x64`, `8.0.0 x64 (UWP)`: the version is the number; edition and architecture are
+        # the run's metadata.
+        numeral, _, rest = version.partition(" ")
+        if rest and _VERSION_NUMBER.fullmatch(numeral):
+            result.version = numeral
+            words = rest.replace("(", " ").replace(")", " ").split()
+            arch = [w for w in words if w.lower() in _ARCHITECTURES]
+            if arch:
+                result.metadata["architecture"] = arch[0]
+            if edition := " ".join(w for w in words if w.lower() not in _ARCHITECTURES):
                 result.metadata["edition"] = edition
         if self.header_line is None:
             self.header_line = number
@@ -456,9 +465,8 @@ class _Reader:
         if value == 0 and not iops:
             self.zero_lines += 1  # a slot CDM prints for a test that was not run
             return
-        result.labels.append(label)
         result.lines.append(
-            _record(
+            (
                 label,
                 value,
                 _UNIT[unit],
@@ -523,9 +531,8 @@ class _Reader:
             return
         label = _Label(pattern, size, q, t, shape, " ".join(m[0].partition(":")[0].split()))
         latency = float(m["latency"]) if m["latency"] is not None else None
-        result.labels.append(label)
         result.lines.append(
-            _record(
+            (
                 label,
                 value,
                 _UNIT[m["unit"]],
@@ -612,45 +619,11 @@ def _old_layout(
 # --------------------------------------------------------------------------------------------- records
 
 
-def _record(
-    label: _Label,
-    value: float,
-    unit: str,
-    iops: float | None,
-    line: int,
-    operation: str,
-    direction: str,
-    read_pct: float,
-    latency: float | None,
-    latency_unit: str,
-    inferred: list[str],
-) -> IoRecord:
-    """A test line's record, with what the line says (`value` in the printed `unit`); the rest of the result (tool,
-    version, footer, run index) is filled in by _finish."""
-    return IoRecord(
-        tool="",
-        run_index=0,
-        source_line=line,
-        pattern=label.pattern,  # type: ignore[arg-type]
-        operation=operation,  # type: ignore[arg-type]
-        read_pct=read_pct,
-        direction=direction,  # type: ignore[arg-type]
-        block_size_bytes=label.block_size,
-        threads=label.threads,
-        queue_depth=label.queue_depth,
-        iops=iops,
-        throughput=value,
-        throughput_unit=unit,
-        latency_unit=latency_unit,
-        latency_avg=latency,
-        inferred=inferred,
-    )
-
-
 def _finish(result: _Result, first_run: int) -> list[IoRecord]:
-    """The records of a complete result: its footer is every record's metadata, with the record's label."""
-    records = result.lines
-    labels = result.labels
+    """The records of a complete result: what each test line says, and its footer as every record's metadata (with
+    the record's label)."""
+    lines = result.lines
+    labels = [line[0] for line in lines]
     tool = result.tool
     if tool is None:
         kdiskmark_shapes = all(label.shape.startswith("kdiskmark") for label in labels)
@@ -660,7 +633,7 @@ def _finish(result: _Result, first_run: int) -> list[IoRecord]:
     if version is None:
         version = _version_from_shapes([label.shape for label in labels])
     kdiskmark = tool == "kdiskmark"
-    kib_basis = kdiskmark and _kdiskmark_kib_basis(records)
+    kib_basis = kdiskmark and _kdiskmark_kib_basis(lines)
     metadata = result.metadata
     if kib_basis:
         metadata = dict(metadata, throughput_basis="KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s")
@@ -668,26 +641,47 @@ def _finish(result: _Result, first_run: int) -> list[IoRecord]:
     started_at = _started_at(metadata.get("Date"))
     duration_s = _duration_s(metadata)
 
-    for run_index, (record, label) in enumerate(zip(records, labels, strict=True), first_run):
-        record.tool = tool
-        record.tool_version = version
-        record.run_index = run_index
-        record.target = target
-        record.started_at = started_at
-        record.duration_s = duration_s
+    records = []
+    for run_index, line in enumerate(lines, first_run):
+        label, value, unit, iops, number, operation, direction, read_pct, latency, latency_unit, inferred = line
         if version_inferred:
-            record.inferred.append("tool_version")
-        record.metadata = record_metadata = dict(metadata, Label=label.text)
+            inferred.append("tool_version")
+        record_metadata = dict(metadata, Label=label.text)
+        throughput = value
         if kib_basis:
-            printed, unit = record.throughput, record.throughput_unit
-            record.throughput = printed * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[unit]  # type: ignore[operator]
-            record_metadata["printed_throughput"] = f"{printed:.3f} {unit}"
-            record.throughput_unit = "KiB/s"
-        if record.iops is None:
-            record.iops = record.throughput * _BYTES_PER_S[record.throughput_unit] / label.block_size  # type: ignore[operator]
-            record.inferred.append("iops")
-        if kdiskmark and record.direction == "total":
+            throughput = value * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[unit]
+            record_metadata["printed_throughput"] = f"{value:.3f} {unit}"
+            unit = "KiB/s"
+        if iops is None:
+            iops = throughput * _BYTES_PER_S[unit] / label.block_size
+            inferred.append("iops")
+        if kdiskmark and direction == "total":
             record_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
+        records.append(
+            IoRecord(
+                tool=tool,
+                tool_version=version,
+                run_index=run_index,
+                source_line=number,
+                target=target,
+                started_at=started_at,
+                pattern=label.pattern,  # type: ignore[arg-type]
+                operation=operation,  # type: ignore[arg-type]
+                read_pct=read_pct,
+                direction=direction,  # type: ignore[arg-type]
+                block_size_bytes=label.block_size,
+                threads=label.threads,
+                queue_depth=label.queue_depth,
+                duration_s=duration_s,
+                iops=iops,
+                throughput=throughput,
+                throughput_unit=unit,
+                latency_unit=latency_unit,
+                latency_avg=latency,
+                inferred=inferred,
+                metadata=record_metadata,
+            )
+        )
     return records
 
 
@@ -713,14 +707,14 @@ def _continuation(raw: str) -> str | None:
     return line if line and len(line) <= MAX_LINE and _CONTINUATION.match(line) else None
 
 
-def _kdiskmark_kib_basis(records: list[IoRecord]) -> bool:
+def _kdiskmark_kib_basis(lines: list[_TestLine]) -> bool:
     """Whether a KDiskMark result's MB/s are fio KiB/s / 1000 (every release so far) or decimal MB.
 
     Only lines whose printed figures are precise enough to tell 2.4 % apart vote (IOPS print 1 decimal)."""
     ratios = [
-        r.throughput * 1e6 / (r.iops * r.block_size_bytes)  # type: ignore[operator]
-        for r in records
-        if r.iops and r.iops >= 50 and r.throughput >= 0.5 and r.throughput_unit == "MB/s"  # type: ignore[operator]
+        value * 1e6 / (iops * label.block_size)
+        for label, value, unit, iops, *_ in lines
+        if iops and iops >= 50 and value >= 0.5 and unit == "MB/s"
     ]
     if not ratios:
         return True
