@@ -36,7 +36,8 @@ Record mapping:
   number of `--hosts` named); queue_depth = `IO depth` / `--iodepth` (asynchronous I/Os per thread, 1 by
   default); block size = `block size` / `-b/--block` (binary: 128k = 131072); pattern random with `--rand` /
   `random` 1, else sequential.
-- Throughput in MiB/s as printed; IOPS as printed. Latency: the `IO latency` line prints each value with its own
+- Throughput in MiB/s as printed; IOPS as printed. elbencho prints whole MiB/s: below 100 MiB/s (rounding over
+  1 %) the record takes IOPS x block size instead, listed in `inferred` (the printed figure in the metadata). Latency: the `IO latency` line prints each value with its own
   unit (`212us`, `5.48ms`): the record keeps microseconds (`us`), converting the others exactly; `IO lat % us`
   gives p50 / p95 / p99 where those percentiles are listed (it lists bucket bounds, in us). The CSV's `IO lat us`
   columns are already us.
@@ -67,6 +68,8 @@ RESULT_KEY_PREFIXES: tuple[str, ...] = ("first_done.", "cpu.")
 RESULT_KEYS: tuple[str, ...] = ()
 
 MAX_LINE = 20000
+MIB = 1024 * 1024
+PRECISE_MIB_S = 100  # whole MiB/s above this are within 1 % (see _add)
 _HEAD = 65536  # detect() reads this much of a text
 _SPACE = re.compile(r"[\ufeff \t\r\n]*")
 MAX_WARNINGS = 100
@@ -392,8 +395,13 @@ def _add(
         read_pct = 100.0 if direction == "read" else 0.0
     block = setup.block
     if iops is None and mib_s is not None and block:
-        iops = mib_s * 1024 * 1024 / block
+        iops = mib_s * MIB / block
         inferred.add("iops")
+    elif iops and block and mib_s is not None and mib_s < PRECISE_MIB_S:
+        # elbencho prints whole MiB/s: below 100 the rounding hides more than 1 %, so IOPS x block size is used.
+        metadata = dict(metadata, printed_mib_s=f"{mib_s:g}")
+        mib_s = iops * block / MIB
+        inferred.add("throughput_bytes_per_s")
     threads = setup.threads * setup.hosts if setup.threads is not None else None
     meta = dict(setup.meta)
     meta["phase"] = operation

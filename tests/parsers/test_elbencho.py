@@ -85,3 +85,12 @@ def test_writer_round_trip(csv_file):
     assert [(r.threads, r.queue_depth) for r in parsed.records] == [(1, 1), (1, 32), (8, 1), (8, 32)]
     for a, b in zip(recs, parsed.records, strict=True):
         assert b.iops == pytest.approx(a.iops, abs=0.5)
+
+
+def test_whole_mib_s_below_100_yield_to_iops_x_block_size():
+    text = (FIXTURES / "resfile-3.0-write-read-two-depths.txt").read_text()
+    text = text.replace("IOPS             :      311,742      310,861", "IOPS             :          129          128")
+    text = text.replace("Throughput MiB/s :        1,217        1,214", "Throughput MiB/s :            1            1")
+    write = formats.parse_bytes(text.encode(), "slow.txt").records[0]
+    assert (write.iops, write.throughput, write.metadata["printed_mib_s"]) == (128.0, 0.5, "1")
+    assert "throughput_bytes_per_s" in write.inferred
