@@ -36,11 +36,11 @@ Record mapping:
   number of `--hosts` named); queue_depth = `IO depth` / `--iodepth` (asynchronous I/Os per thread, 1 by
   default); block size = `block size` / `-b/--block` (binary: 128k = 131072); pattern random with `--rand` /
   `random` 1, else sequential.
-- Throughput in MiB/s as printed; IOPS as printed. elbencho prints whole MiB/s: below 100 MiB/s (rounding over
-  1 %) the record takes IOPS x block size instead, listed in `inferred` (the printed figure in the metadata). Latency: the `IO latency` line prints each value with its own
-  unit (`212us`, `5.48ms`): the record keeps microseconds (`us`), converting the others exactly; `IO lat % us`
-  gives p50 / p95 / p99 where those percentiles are listed (it lists bucket bounds, in us). The CSV's `IO lat us`
-  columns are already us.
+- Throughput in MiB/s as printed; IOPS as printed. elbencho prints whole MiB/s: below 100 MiB/s (rounding over 1 %)
+  the record takes IOPS x block size instead, listed in `inferred` (the printed figure in the metadata). Latency:
+  the `IO latency` line prints each value with its own unit (`212us`, `5.48ms`): the record keeps microseconds
+  (`us`), converting the others exactly; `IO lat % us` gives p50 / p95 / p99 where those percentiles are listed (it
+  lists bucket bounds, in us). The CSV's `IO lat us` columns are already us.
 - duration_s = the LAST DONE elapsed time (`2m3.241s`, `586ms`); started_at = `ISO DATE` (with its offset);
   `tool_version` = the CSV's `version` column (the result file prints none).
 - A damaged or cut line is reported as a warning (`line N: ...`) and costs only itself; numbers with thousands
