@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
+from typing import Any
 
 # -- any text format
 
@@ -243,3 +245,80 @@ def uncomment_sql(line: str) -> str:
     if line.endswith("*/"):
         line = line[:-2].rstrip()
     return line
+
+
+# -- what users really paste: grouped numbers, damaged lines
+
+
+# Thousands separators seen in pasted outputs: comma, dot, space, no-break space, narrow no-break space.
+_GROUP_MARKS = ",. \u00a0\u202f"
+_PLAIN_NUMBER = re.compile(r"[+-]?[0-9]{1,20}(?:\.[0-9]{1,12})?")
+# Groups of three after a first group of 1-3 digits, one mark throughout, then a decimal part after the other mark
+# (a space-grouped number may take either).
+_GROUPED_NUMBER = re.compile(
+    r"(?P<sign>[+-]?)(?P<int>[0-9]{1,3}(?P<mark>[,. \u00a0\u202f])[0-9]{3}(?:(?P=mark)[0-9]{3}){0,5})"
+    r"(?:(?P<dec_mark>[.,])(?P<dec>[0-9]{1,12}))?"
+)
+
+
+def read_number(text: str) -> float | None:
+    """A number as a tool printed it or a user pasted it: `1026872`, `1026.5`, `1,026,872`, `1.026.872,5`,
+    `1 026 872` (space, no-break space or narrow no-break space between the groups); None for anything else.
+
+    A lone group with a dot (`1.026`) is a decimal number, as every tool here prints one; with a comma (`1,026`) it
+    is a thousand and twenty-six (no tool here prints a decimal comma)."""
+    text = text.strip()
+    if _PLAIN_NUMBER.fullmatch(text):
+        return float(text)
+    m = _GROUPED_NUMBER.fullmatch(text)
+    if m is None or m["mark"] == m["dec_mark"]:
+        return None
+    if m["mark"] == "." and m["int"].count(".") == 1 and m["dec_mark"] is None:
+        return None  # `1.026` matched _PLAIN_NUMBER already; never here
+    digits = re.sub(r"[^0-9]", "", m["int"])
+    value = float(f"{digits}.{m['dec']}" if m["dec"] else digits)
+    return -value if m["sign"] == "-" else value
+
+
+def ungroup_numbers(line: str) -> str:
+    """`line` with every grouped number (see read_number) written plainly, so a line pattern written for plain
+    numbers reads it: `1,026,872 IOPS` -> `1026872 IOPS`. A line without a group mark between digits is returned
+    as it is."""
+    if not _HAS_GROUP.search(line):
+        return line
+    return _GROUPED_IN_LINE.sub(_plain, line)
+
+
+_HAS_GROUP = re.compile(r"[0-9][,. \u00a0\u202f][0-9]{3}")
+# A grouped number inside a line: not glued to other digits or marks on either side.
+_GROUPED_IN_LINE = re.compile(
+    r"(?<![0-9.,])[0-9]{1,3}(?P<mark>[,.\u00a0\u202f]|(?<=[0-9]) )[0-9]{3}(?:(?P=mark)[0-9]{3}){0,5}"
+    r"(?P<dec>(?!(?P=mark))[.,][0-9]{1,12})?(?![0-9]|[,.][0-9])"
+)
+
+
+def _plain(m: re.Match[str]) -> str:
+    text = m[0]
+    # One dot group with no decimal part after it is a decimal number (1.026): as printed.
+    if m["mark"] == "." and text.count(".") == 1 and m["dec"] is None:
+        return text
+    whole = text[: len(text) - len(m["dec"] or "")]
+    digits = "".join(c for c in whole if c.isdigit())
+    return f"{digits}.{m['dec'][1:]}" if m["dec"] else digits
+
+
+TRUNCATION_MARKS = ("\u2026", "..")  # an ellipsis where a paste or a log viewer cut a line
+
+
+def truncated(line: str) -> bool:
+    """A line that ends in an ellipsis (`…` or `..`): cut where it was pasted or shown, its figures incomplete."""
+    return line.rstrip().endswith(TRUNCATION_MARKS)
+
+
+class Records(list):  # type: ignore[type-arg]
+    """The records a parser read, with the warnings of the reading (`line N: what was skipped and why`); the
+    registry hands them on to ParsedFile.warnings. Equal to the plain list of its records."""
+
+    def __init__(self, records: Iterable[Any] = (), warnings: Iterable[str] = ()) -> None:
+        super().__init__(records)
+        self.warnings: list[str] = list(warnings)
