@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
 
 # -- any text format
 
@@ -313,12 +311,3 @@ TRUNCATION_MARKS = ("\u2026", "..")  # an ellipsis where a paste or a log viewer
 def truncated(line: str) -> bool:
     """A line that ends in an ellipsis (`…` or `..`): cut where it was pasted or shown, its figures incomplete."""
     return line.rstrip().endswith(TRUNCATION_MARKS)
-
-
-class Records(list):  # type: ignore[type-arg]
-    """The records a parser read, with the warnings of the reading (`line N: what was skipped and why`); the
-    registry hands them on to ParsedFile.warnings. Equal to the plain list of its records."""
-
-    def __init__(self, records: Iterable[Any] = (), warnings: Iterable[str] = ()) -> None:
-        super().__init__(records)
-        self.warnings: list[str] = list(warnings)

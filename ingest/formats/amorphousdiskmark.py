@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import Records, truncated, ungroup_numbers
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import truncated, ungroup_numbers
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, lines_holding
 
 NAME = "amorphousdiskmark"
@@ -67,7 +67,6 @@ RESULT_KEYS: tuple[str, ...] = ()
 
 DEFAULT_MEASURE_S = 5.0  # the test limit AmorphousDiskMark leaves out of its text when it is the default
 MAX_LINE = 2000
-MAX_WARNINGS = 100
 _HEAD = 65536  # detect() reads this much of a text
 
 _HEADER = re.compile(r"^AmorphousDiskMark\s+(?P<version>\d{1,2}\.\d{1,3}(?:\.\d{1,4})?)")
@@ -153,7 +152,7 @@ class _Reader:
                 self.result.footer = True
         self.close()
         if self.records:
-            return Records(self.records, self.warnings)
+            return ParsedRecords(self.records, self.warnings)
         if self.zero_lines:
             raise ParseError("every AmorphousDiskMark test line reads 0 MB/s: no test was run", self.header_line or 1)
         if self.header_line is not None:
@@ -171,8 +170,7 @@ class _Reader:
         self.result = None
 
     def warn(self, number: int, what: str) -> None:
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(f"line {number}: {what}")
+        add_line_warning(self.warnings, number, what)
 
     def test_line(self, line: str, number: int) -> None:
         m = _ROW.match(line)

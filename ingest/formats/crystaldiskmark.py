@@ -76,8 +76,8 @@ from datetime import datetime
 from typing import NamedTuple
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import Records, truncated, ungroup_numbers
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import truncated, ungroup_numbers
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, lines_holding
 
 NAME = "crystaldiskmark"
@@ -95,7 +95,6 @@ MIB = 1024 * 1024
 KDISKMARK_MB_IN_KIB = 1000.0
 DEFAULT_MIX_READ_PCT = 70.0  # CDM 8 and KDiskMark default mix ratio (R70%/W30%)
 MAX_LINE = 2000  # longer lines are no tool's output
-MAX_WARNINGS = 100
 
 _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _CDM_HEADER = re.compile(r"^CrystalDiskMark\s+(?P<version>\d{1,2}\.\d[^\n]{0,60}?)\s*(?:\(C\)[^\n]*)?$")
@@ -291,8 +290,7 @@ class _Reader:
         self.prose_drive: str | None = None  # a drive named by prose before the next result
 
     def warn(self, number: int, what: str) -> None:
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(f"line {number}: {what}")
+        add_line_warning(self.warnings, number, what)
 
     def read(self, text: str) -> list[IoRecord]:
         lines = text.split("\n")
@@ -314,7 +312,7 @@ class _Reader:
                 other_line(line, number)
         self.close()
         if self.records:
-            return Records(self.records, self.warnings)
+            return ParsedRecords(self.records, self.warnings)
         if self.orphan_line is not None:
             raise ParseError(
                 "test result line outside a [Read]/[Write]/[Mix] section: its direction is unknown", self.orphan_line

@@ -110,14 +110,13 @@ from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.formats._common import (
     LATENCY_FIELD_ROWS,
     PERCENTILE_LABELS,
-    Records,
     diskspd_start_time,
     first_content_line,
     read_number,
     share_histogram,
     truncated,
 )
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning, line_warning
 from kneepoint.ingest.textio import find_rare, size_to_bytes
 
 NAME = "diskspd"
@@ -154,7 +153,6 @@ _IO_PER_S = re.compile(re.escape("I/O per s"))
 _PCT_ANYWHERE = re.compile(r"%-ile\s*\|\s*Read \(ms\)\s*\|\s*Write \(ms\)")
 # A console wrap splits a row's file cell over a line or two of at most a console's width.
 _MAX_WRAPS = 3
-_MAX_WARNINGS = 100
 _MAX_WRAP_CHARS = 512
 _TABLE_TITLES = {"Total IO": "total", "Read IO": "read", "Write IO": "write"}
 # First characters of the lines `_scan` dispatches (Command Line, Input parameters, System information, Results,
@@ -320,8 +318,8 @@ def parse(text: str) -> list[IoRecord]:
                 run_index += 1
     if records:
         # A damaged run costs only itself: the others are kept and it is reported.
-        warnings += [f"line {exc.line}: {exc.reason}: that run is skipped" for exc in skipped]
-        return Records(records, warnings)
+        warnings += [line_warning(exc.line, f"{exc.reason}: that run is skipped") for exc in skipped]
+        return ParsedRecords(records, warnings)
     if first_error is not None:
         raise first_error
     # (the first line with content as the lines were read: CRs made line ends, a leading BOM dropped)
@@ -472,9 +470,9 @@ def _io_table(lines: list[str], i: int, kind: str, header: _Header, warnings: li
             file_cell += s
             wraps += 1
             rows[-1] = (rows[-1][0], rows[-1][1], *_path_and_size(file_cell))
-        elif pipes >= 2 and len(warnings) < _MAX_WARNINGS:
+        elif pipes >= 2:
             how = "cut short" if truncated(s) else "damaged"
-            warnings.append(f"line {i + 1}: {how} row of the {kind} IO table: skipped")
+            add_line_warning(warnings, i + 1, f"{how} row of the {kind} IO table: skipped")
             file_cell = None
         elif pipes < 2:
             break

@@ -88,11 +88,10 @@ from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.formats._common import (
     LATENCY_FIELD_ROWS,
     PERCENTILE_LABELS,
-    Records,
     diskspd_start_time,
     share_histogram,
 )
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.records import IoRecord, ParsedRecords, line_warning
 
 NAME = "diskspd_xml"
 TITLE = "DiskSpd XML"
@@ -168,12 +167,12 @@ def parse(text: str) -> list[IoRecord]:
             records.extend(doc_records)
     if records:
         # A damaged document costs only itself: the others are kept and it is reported.
-        warnings = [f"line {exc.line}: {exc.reason}: that document is skipped" for exc in skipped]
+        warnings = [line_warning(exc.line, f"{exc.reason}: that document is skipped") for exc in skipped]
         last_end = text.rfind(_END)
         if (cut := text.find(_START, last_end + len(_END) if last_end >= 0 else 0)) >= 0:
             cut_line = text.count("\n", 0, cut) + 1
-            warnings.append(f"line {cut_line}: DiskSpd XML <Results> document never closed (output cut short?)")
-        return Records(records, warnings)
+            warnings.append(line_warning(cut_line, "DiskSpd XML <Results> document never closed (output cut short?)"))
+        return ParsedRecords(records, warnings)
     first_error = skipped[0] if skipped else None
     if not records:
         if first_error is not None:

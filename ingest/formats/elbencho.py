@@ -55,8 +55,8 @@ import shlex
 from dataclasses import dataclass, field
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import Records, read_number, truncated
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import read_number, truncated
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, size_to_bytes
 
 NAME = "elbencho"
@@ -72,7 +72,6 @@ MIB = 1024 * 1024
 PRECISE_MIB_S = 100  # whole MiB/s above this are within 1 % (see _add)
 _HEAD = 65536  # detect() reads this much of a text
 _SPACE = re.compile(r"[\ufeff \t\r\n]*")
-MAX_WARNINGS = 100
 IO_PHASES = ("WRITE", "READ", "RWMIX")
 
 _RESULT_HEADER = re.compile(r"^OPERATION\s+RESULT TYPE\s+FIRST DONE\s+LAST DONE")
@@ -177,8 +176,7 @@ class _ResultReader:
         self.in_table = False
 
     def warn(self, number: int, what: str) -> None:
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(f"line {number}: {what}")
+        add_line_warning(self.warnings, number, what)
 
     def read(self, text: str) -> list[IoRecord]:
         for number, raw in enumerate(text.split("\n"), 1):
@@ -204,7 +202,7 @@ class _ResultReader:
                 self.row(line, number)
         self.close()
         if self.records:
-            return Records(self.records, self.warnings)
+            return ParsedRecords(self.records, self.warnings)
         raise ParseError("no elbencho WRITE or READ result found", 1)
 
     def row(self, line: str, number: int) -> None:
@@ -279,7 +277,7 @@ class _CsvReader:
             try:
                 cells = next(csv.reader([line]))
             except (csv.Error, StopIteration):
-                self.warnings.append(f"line {number}: unreadable CSV row: skipped")
+                add_line_warning(self.warnings, number, "unreadable CSV row: skipped")
                 continue
             if line.startswith(_CSV_HEADER_START):
                 header = cells
@@ -287,13 +285,12 @@ class _CsvReader:
             if header is None:
                 continue
             if len(cells) != len(header):
-                if len(self.warnings) < MAX_WARNINGS:
-                    how = "cut short" if truncated(line) or len(cells) < len(header) else "damaged"
-                    self.warnings.append(f"line {number}: {how} CSV row ({len(cells)} of {len(header)} cells): skipped")
+                how = "cut short" if truncated(line) or len(cells) < len(header) else "damaged"
+                add_line_warning(self.warnings, number, f"{how} CSV row ({len(cells)} of {len(header)} cells): skipped")
                 continue
             self.row(dict(zip(header, cells, strict=True)), number)
         if self.records:
-            return Records(self.records, self.warnings)
+            return ParsedRecords(self.records, self.warnings)
         raise ParseError("no elbencho WRITE or READ row found in the CSV file", 1)
 
     def row(self, row: dict[str, str], number: int) -> None:

@@ -58,8 +58,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import Records, read_number, truncated
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import read_number, truncated
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare
 
 NAME = "iometer"
@@ -72,7 +72,6 @@ RESULT_KEYS: tuple[str, ...] = ()
 
 MAX_LINE = 20000
 _HEAD = 65536  # detect() reads this much of a text
-MAX_WARNINGS = 100
 _ROW_KINDS = frozenset(("ALL", "MANAGER", "WORKER", "DISK"))
 _STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?::(\d{1,3}))?$")
 # Metadata kept from a result row besides the figures the record takes.
@@ -130,8 +129,7 @@ class _Reader:
         self.runs: list[_Run] = []
 
     def warn(self, number: int, what: str) -> None:
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(f"line {number}: {what}")
+        add_line_warning(self.warnings, number, what)
 
     def read(self, text: str) -> list[IoRecord]:
         for number, raw in enumerate(text.split("\n"), 1):
@@ -141,7 +139,7 @@ class _Reader:
         for run in self.runs:
             self.finish(run)
         if self.records:
-            return Records(self.records, self.warnings)
+            return ParsedRecords(self.records, self.warnings)
         raise ParseError("no Iometer result row (ALL) found", 1)
 
     def line(self, line: str, number: int) -> None:

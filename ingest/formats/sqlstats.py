@@ -151,7 +151,7 @@ from kneepoint.ingest.formats._common import (
     read_grouped_int,
     uncomment_sql,
 )
-from kneepoint.ingest.records import ParsedRecords, QueryIoRecord, QueryTimeRecord, line_warning
+from kneepoint.ingest.records import ParsedRecords, QueryIoRecord, QueryTimeRecord, add_line_warning
 
 _T = TypeVar("_T")
 
@@ -1035,8 +1035,6 @@ def parse(text: str) -> ParsedRecords:
 _MAX_LAYOUTS = 8
 # Lines a wrapped table or time line may continue on.
 _MAX_CONTINUATIONS = 3
-# Warnings one parse keeps, at most: a file of damaged lines says so once per line up to this many.
-_MAX_WARNINGS = 100
 
 
 @dataclass(slots=True)
@@ -1200,10 +1198,7 @@ class _Reader:
     def warn(self, number: int, reason: str) -> None:
         if self.damage is None:
             self.damage = (number, reason)
-        if len(self.warnings) < _MAX_WARNINGS:
-            self.warnings.append(line_warning(number, reason))
-        elif len(self.warnings) == _MAX_WARNINGS:
-            self.warnings.append("more damaged lines follow; only the first ones are listed")
+        add_line_warning(self.warnings, number, reason)
 
     # -- time blocks
 

@@ -46,8 +46,8 @@ import re
 from dataclasses import dataclass, field
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import Records, read_number, truncated
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import read_number, truncated
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, size_to_bytes
 
 NAME = "vdbench"
@@ -60,7 +60,6 @@ RESULT_KEYS: tuple[str, ...] = ()
 
 MAX_LINE = 4000
 _HEAD = 65536  # detect() reads this much of a text
-MAX_WARNINGS = 100
 
 _TAG = re.compile(r"<[^<>]{0,300}>")
 _DISTRIBUTION = re.compile(r"Vdbench distribution:\s*vdbench(?P<version>[0-9][0-9a-z.]{1,20})")
@@ -131,8 +130,7 @@ class _Reader:
         self.params: dict[str, dict[str, str]] = {}  # `wd=wd1` -> its key=value pairs (sd=, wd=, rd=)
 
     def warn(self, number: int, what: str) -> None:
-        if len(self.warnings) < MAX_WARNINGS:
-            self.warnings.append(f"line {number}: {what}")
+        add_line_warning(self.warnings, number, what)
 
     def read(self, text: str) -> list[IoRecord]:
         for number, raw in enumerate(text.split("\n"), 1):
@@ -144,7 +142,7 @@ class _Reader:
             if line:
                 self.line(line, number)
         if self.records:
-            return Records(self.records, self.warnings)
+            return ParsedRecords(self.records, self.warnings)
         raise ParseError("no vdbench run result (avg_ line or flatfile avg row) found", self.first_line(text))
 
     @staticmethod

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kneepoint.ingest.formats._common import Records, read_number, truncated, ungroup_numbers
+from kneepoint.ingest.formats._common import read_number, truncated, ungroup_numbers
+from kneepoint.ingest.records import MAX_WARNINGS, MORE_WARNINGS, ParsedRecords, add_line_warning
 
 
 @pytest.mark.parametrize(
@@ -43,5 +44,12 @@ def test_ungroup_numbers_leaves_other_numbers_as_printed():
 
 def test_truncated_and_records():
     assert truncated("SEQ 1MiB: 74…") and truncated("SEQ 1MiB: 74..  ") and not truncated("7427.749 MB/s")
-    recs = Records([1, 2], ["line 3: cut"])
+    recs = ParsedRecords([1, 2], ["line 3: cut"])
     assert recs == [1, 2] and recs.warnings == ["line 3: cut"]
+
+
+def test_line_warnings_stop_at_the_cap_with_one_note():
+    warnings: list[str] = []
+    for line in range(1, MAX_WARNINGS + 10):
+        add_line_warning(warnings, line, "damaged")
+    assert warnings[0] == "line 1: damaged" and len(warnings) == MAX_WARNINGS + 1 and warnings[-1] == MORE_WARNINGS
