@@ -149,6 +149,7 @@ from kneepoint.ingest.formats._common import (
     first_content_line,
     join_wrapped,
     read_grouped_int,
+    truncated,
     uncomment_sql,
 )
 from kneepoint.ingest.records import ParsedRecords, QueryIoRecord, QueryTimeRecord, add_line_warning
@@ -839,7 +840,6 @@ _NAME_CLOSE = re.compile(rf"[{_QUOTES}]\s*[{_END_MARKS}]\s*(?=\S)")
 # Columns are apart by `, ` (not the comma of a digit group: `1,026,872`), `，` or `、`.
 _PAIR_SEP = re.compile(r"\s*(?:,(?![0-9]{3}(?![0-9]))|[，、])\s*")
 _PAIR = re.compile(r"(?P<label>[^\d:=]*[^\d\s:=])\s*:?\s*(?P<value>" + GROUPED_INT + r")(?:\s*次)?")
-_CUT_MARKS = ("…", "...", "..")  # a line its writer cut short
 _DIGIT_RUN = re.compile(r"(\d+)")
 _HEADER = re.compile(r"(?P<header>" + _alternation(list(_HEADERS)) + r")\s*:?(?P<rest>.*)", re.IGNORECASE)
 # `CPU time = 108 ms, elapsed time = 108 ms.` in every language: CPU first, then elapsed, in ms.
@@ -1503,7 +1503,7 @@ def _read_columns(
     a table line's."""
     candidates = _entry(word, _LANGUAGES_BY_WORD, _WORD_ALTERNATIVES)
     rest = rest.rstrip()
-    marked = rest.endswith(_CUT_MARKS)
+    marked = truncated(rest)
     if marked:
         rest = rest.rstrip(".…").rstrip()
     ended = not marked and rest[-1:] in _END_MARKS

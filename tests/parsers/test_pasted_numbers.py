@@ -23,13 +23,16 @@ from kneepoint.ingest.records import MAX_WARNINGS, MORE_WARNINGS, ParsedRecords,
         ("-1,234", -1234.0),
         ("1.026", 1.026),  # a decimal number, as the tools print them
         ("1,026", 1026.0),
+        ("1,5", 1.5),  # a decimal comma (sqlio's rule, since the helpers merged)
+        ("0,026", 0.026),
+        ("1,026,872.123456789012345", 1026872.123456789012345),
     ],
 )
 def test_read_number(text, value):
     assert read_number(text) == value
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1,5", "12,34,567", "1,026.872.5", "1.026.872.5", "1e309", "NaN"])
+@pytest.mark.parametrize("text", ["", "abc", "1,026,872,5", "12,34,567", "1,026.872.5", "1.026.872.5", "1e309", "NaN"])
 def test_read_number_refuses(text):
     assert read_number(text) is None
 
