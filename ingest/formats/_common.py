@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 # -- any text format
@@ -269,6 +270,26 @@ def truncated(line: str) -> bool:
     """A line that ends in an ellipsis (`…`, `..` or `...`): cut where it was pasted or shown, its figures
     incomplete."""
     return line.rstrip().endswith(TRUNCATION_MARKS)
+
+
+def how_damaged(line: str, short: bool = False) -> str:
+    """How a line that did not read whole is named in its warning: `cut short` where it ends in an ellipsis (or the
+    caller saw it end early: `short`), else `damaged`."""
+    return "cut short" if short or truncated(line) else "damaged"
+
+
+def reread_ungrouped(
+    match: Callable[[str], re.Match[str] | None], line: str, m: re.Match[str] | None
+) -> tuple[re.Match[str] | None, str]:
+    """A line pattern's reading of a pasted line that `m` (what `match` made of `line`) did not read to its end: where
+    the line holds grouped numbers (`1,026,872.5`), what `match` makes of it written plainly (ungroup_numbers) if that
+    reads further towards its end, else `m`: (the match, the line it read)."""
+    plain = ungroup_numbers(line)
+    if plain != line:
+        again = match(plain)
+        if again is not None and (m is None or again.end() - len(plain) > m.end() - len(line)):
+            return again, plain
+    return m, line
 
 
 def join_wrapped(head: str, tail: str) -> list[str]:

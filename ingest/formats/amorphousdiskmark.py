@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import truncated, ungroup_numbers
+from kneepoint.ingest.formats._common import how_damaged, reread_ungrouped
 from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, lines_holding
 
@@ -175,12 +175,9 @@ class _Reader:
     def test_line(self, line: str, number: int) -> None:
         m = _ROW.match(line)
         if m is None or m.end() != len(line):
-            plain = ungroup_numbers(line)
-            again = _ROW.match(plain) if plain != line else None
-            if again is not None and (m is None or again.end() - len(plain) > m.end() - len(line)):
-                m, line = again, plain
+            m, line = reread_ungrouped(_ROW.match, line, m)
             if m is None or m.end() != len(line):
-                how = "cut short" if truncated(line) else "damaged"
+                how = how_damaged(line)
                 what = "no MB/s figure to read: skipped" if m is None else f"{line[m.end() :].strip()[:40]!r} not read"
                 self.warn(number, f"{how} test line, {what}")
                 if m is None:

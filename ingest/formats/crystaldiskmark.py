@@ -76,7 +76,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import truncated, ungroup_numbers
+from kneepoint.ingest.formats._common import how_damaged, reread_ungrouped
 from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, lines_holding
 
@@ -483,14 +483,10 @@ class _Reader:
         """A test line its figures' pattern did not read to the end: with grouped numbers (`1,026,872.5`) it reads
         written plainly; otherwise what it read whole is kept (a figure counts only with its unit after it, so a
         cut one is never taken) and the line is reported."""
-        plain = ungroup_numbers(line)
-        if plain != line:
-            again = _FIGURES_NEW.match(plain, plain.find(":"))
-            if again is not None and (m is None or again.end() - len(plain) > m.end() - len(line)):
-                m, line = again, plain
+        m, line = reread_ungrouped(_figures_new, line, m)
         if m is not None and m.end() == len(line):
             return m, line
-        how = "cut short" if truncated(line) else "damaged"
+        how = how_damaged(line)
         if m is None:
             self.warn(number, f"{how} test line, no MB/s figure to read: skipped")
         else:
@@ -501,12 +497,9 @@ class _Reader:
         """3.x-6.x: the direction is in the label, there are no sections."""
         m = _ROW_OLD.match(line)
         if m is not None and m.end() != len(line) or m is None and _OLD_LABEL_START.match(line):
-            plain = ungroup_numbers(line)
-            again = _ROW_OLD.match(plain) if plain != line else None
-            if again is not None and (m is None or again.end() - len(plain) > m.end() - len(line)):
-                m, line = again, plain
+            m, line = reread_ungrouped(_ROW_OLD.match, line, m)
             if m is None or m.end() != len(line):
-                how = "cut short" if truncated(line) else "damaged"
+                how = how_damaged(line)
                 what = "no MB/s figure to read: skipped" if m is None else f"{line[m.end() :].strip()[:40]!r} not read"
                 self.warn(number, f"{how} test line, {what}")
         if m is None:
@@ -744,3 +737,8 @@ def _duration_s(metadata: dict[str, str]) -> float | None:
         if m := _MEASURE.search(metadata.get(key, "")):
             return float(m["n"]) * (60 if m["unit"] == "min" else 1)
     return None
+
+
+def _figures_new(line: str) -> re.Match[str] | None:
+    """A 7.x+ test line's figures, read from its colon on."""
+    return _FIGURES_NEW.match(line, line.find(":"))

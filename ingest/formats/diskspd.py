@@ -112,9 +112,9 @@ from kneepoint.ingest.formats._common import (
     PERCENTILE_LABELS,
     diskspd_start_time,
     first_content_line,
+    how_damaged,
     read_number,
     share_histogram,
-    truncated,
 )
 from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning, line_warning
 from kneepoint.ingest.textio import find_rare, size_to_bytes
@@ -471,7 +471,7 @@ def _io_table(lines: list[str], i: int, kind: str, header: _Header, warnings: li
             wraps += 1
             rows[-1] = (rows[-1][0], rows[-1][1], *_path_and_size(file_cell))
         elif pipes >= 2:
-            how = "cut short" if truncated(s) else "damaged"
+            how = how_damaged(s)
             add_line_warning(warnings, i + 1, f"{how} row of the {kind} IO table: skipped")
             file_cell = None
         elif pipes < 2:

@@ -55,7 +55,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import read_number, truncated
+from kneepoint.ingest.formats._common import how_damaged, read_number
 from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, size_to_bytes
 
@@ -208,7 +208,7 @@ class _ResultReader:
     def row(self, line: str, number: int) -> None:
         m = _ROW.match(line)
         if m is None:
-            self.warn(number, f"{'cut short' if truncated(line) else 'damaged'} result line: skipped")
+            self.warn(number, f"{how_damaged(line)} result line: skipped")
             return
         if m["phase"]:
             self.close()
@@ -225,7 +225,7 @@ class _ResultReader:
             return
         cells = rest.split()
         if len(cells) != 2:
-            self.warn(number, f"{'cut short' if truncated(line) else 'damaged'} {name!r} line: skipped")
+            self.warn(number, f"{how_damaged(line)} {name!r} line: skipped")
             return
         phase.rows[name] = (cells[0], cells[1])
 
@@ -285,7 +285,7 @@ class _CsvReader:
             if header is None:
                 continue
             if len(cells) != len(header):
-                how = "cut short" if truncated(line) or len(cells) < len(header) else "damaged"
+                how = how_damaged(line, len(cells) < len(header))
                 add_line_warning(self.warnings, number, f"{how} CSV row ({len(cells)} of {len(header)} cells): skipped")
                 continue
             self.row(dict(zip(header, cells, strict=True)), number)

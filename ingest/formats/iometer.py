@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import read_number, truncated
+from kneepoint.ingest.formats._common import how_damaged, read_number
 from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare
 
@@ -190,7 +190,7 @@ class _Reader:
     def result_row(self, cells: list[str], line: str, number: int) -> None:
         assert self.header is not None
         if len(cells) != len(self.header):
-            how = "cut short" if truncated(line) or len(cells) < len(self.header) else "damaged"
+            how = how_damaged(line, len(cells) < len(self.header))
             self.warn(number, f"{how} {cells[0]} row ({len(cells)} of {len(self.header)} cells): skipped")
             return
         row = dict(zip(self.header, cells, strict=True))

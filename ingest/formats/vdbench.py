@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass, field
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import read_number, truncated
+from kneepoint.ingest.formats._common import how_damaged, read_number
 from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, size_to_bytes
 
@@ -196,7 +196,7 @@ class _Reader:
         values = values_text.split()
         columns = self.columns if self.columns and len(self.columns) == len(values) else _LAYOUTS.get(len(values))
         if columns is None:
-            how = "cut short" if truncated(line) else "damaged"
+            how = how_damaged(line)
             self.warn(number, f"{how} avg_ line ({len(values)} figures): skipped")
             return
         figures = {name: _figure(v) for name, v in zip(columns, values, strict=True)}
@@ -232,7 +232,7 @@ class _Reader:
         values = line.split()
         if len(values) != len(self.flat):
             if len(values) > 2 and values[2].startswith("avg"):
-                self.warn(number, f"{'cut short' if truncated(line) else 'damaged'} flatfile avg row: skipped")
+                self.warn(number, f"{how_damaged(line)} flatfile avg row: skipped")
             return
         row = dict(zip(self.flat, values, strict=True))
         if not row.get("Interval", "").startswith("avg"):
