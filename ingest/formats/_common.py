@@ -179,7 +179,7 @@ def diskspd_start_time(value: str | None) -> str | None:
 #
 # Two readers of grouped numbers, for two needs, on one definition of the separators:
 # - counts (`read_grouped_int`, `GROUPED_INT` to embed in a pattern): whole numbers, no decimals, so a lone `.` or
-#   `,` is a thousands separator (`1.026` is 1026 reads): SQL Server's `logical reads 1.026`;
+#   `,` is a thousands separator (SQL Server's `logical reads 1.026` is 1026 reads);
 # - figures with decimals (`read_number` for a value alone, `ungroup_numbers` for the numbers inside a line): a lone
 #   `.` is a decimal point, as every tool prints one (`1.026` is 1.026 ms), a decimal part may follow the groups
 #   after the other mark (`1.026.872,5`), a lone `,` is a decimal comma unless three digits follow (`12,5`; `1,026` is
