@@ -1,9 +1,11 @@
 """`python -m bench` (`./dev bench`): the full benchmark. Subcommands:
 
-python -m bench [run] [--size full|tiny] [--runs N] [--warmup N] [--only parse,anchors,ingest,rows]
-                      [--rows 1000000,10000000] [--no-fioplot] [--concurrency N] [--out DIR] [--results-dir DIR]
+python -m bench [run] [--size full|tiny] [--runs N] [--warmup N]
+                      [--only parse,anchors,ingest,rows,changes,team,app] [--rows 1000000,10000000]
+                      [--no-fioplot] [--concurrency N] [--out DIR] [--results-dir DIR]
+                      (team: $KNEEPOINT_BENCH_POSTGRES names a PostgreSQL server, else a throwaway one is started)
 python -m bench generate [--size full|tiny] [--out DIR]
-python -m bench table RESULTS.json      # the README's Benchmarks table (Markdown)
+python -m bench table RESULTS.json      # the tables of BENCHMARKS.md (Markdown)
 """
 
 from __future__ import annotations
@@ -178,6 +180,30 @@ def table(res: dict[str, Any]) -> str:
                 f"| {_fmt(c.get('one_disk_ms'))} ({_fmt(c.get('one_disk_cold_ms'))}) | {_fmt(c.get('five_disks_ms'))} "
                 f"| {_fmt(c.get('saturation_ms'))} | {_fmt(b.get('tree_peak_mb') or b.get('max_rss_mb'))} |"
             )
+    if s.get("changes"):
+        lines += ["", "| change (whole command) | warehouse | wall s | CPU s | peak MB |", "|---|---|---:|---:|---:|"]
+        for label, changes in s["changes"].items():
+            for what, c in changes.items():
+                lines.append(
+                    f"| kneepoint {what} | {label} | {_fmt(c['wall_s'])} | {_fmt(c['cpu_s'])} "
+                    f"| {_fmt(c['worst_peak_mb'])} |"
+                )
+    if s.get("team"):
+        lines += [
+            "",
+            "| engine | full build s | one-file ingest s | uploaders | files | files/s | build after uploads s |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
+        for engine, t in s["team"].items():
+            b, i, u = t.get("build", {}), t.get("ingest", {}), t.get("uploaders", {})
+            lines.append(
+                f"| {engine} | {_fmt(b.get('wall_s'))} | {_fmt(i.get('wall_s'))} | {_fmt(u.get('processes'))} "
+                f"| {_fmt(u.get('files'))} | {_fmt(u.get('files_per_s'))} | {_fmt(u.get('settle_build_s'))} |"
+            )
+    if s.get("app"):
+        lines += ["", "| in the app, Store → chart | store s | chart s | total s |", "|---|---:|---:|---:|"]
+        for kind, a_ in s["app"].items():
+            lines.append(f"| {kind} | {_fmt(a_['store_s'])} | {_fmt(a_['chart_s'])} | {_fmt(a_['store_to_chart_s'])} |")
     if res["targets"]:
         lines += ["", "| target | goal | measured | met |", "|---|---|---|---|"]
         for t in res["targets"]:

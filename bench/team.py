@@ -264,7 +264,7 @@ def targets(team: dict[str, Any], add: Any) -> None:
         add(
             "PostgreSQL full build (every model and test) against DuckDB's, same rows",
             "<= 3x",
-            f"{pg['build']['wall_s']} s vs {duck['build']['wall_s']} s ({ratio:.2f}x)",
+            f"{pg['build']['wall_s']:.1f} s vs {duck['build']['wall_s']:.1f} s ({ratio:.2f}x)",
             ratio <= 3,
         )
     for engine, figures in team.items():
@@ -272,7 +272,7 @@ def targets(team: dict[str, Any], add: Any) -> None:
             add(
                 f"one-file ingest into the team-size warehouse ({engine})",
                 "<= 3 s",
-                f"{figures['ingest']['wall_s']} s",
+                f"{figures['ingest']['wall_s']:.2f} s",
                 figures["ingest"]["wall_s"] <= 3,
             )
     if "uploaders" in pg:
