@@ -617,12 +617,27 @@ def cmd_images(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    from kneepoint.app.sample import load_sample_if_empty
+    import subprocess
+
+    from kneepoint.app.sample import warehouse_is_empty
 
     db = args.db
-    if not args.no_sample:
-        loaded = load_sample_if_empty(db)
-        if loaded:
+    if not args.no_sample and warehouse_is_empty(db):
+        # In a child process: dbt's build leaves multiprocessing semaphores that the exec below would orphan
+        # (the resource tracker then warns of "leaked semaphore objects" at start).
+        loaded = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from kneepoint.app.sample import load_sample_if_empty; "
+                "print(load_sample_if_empty(sys.argv[1]))",
+                str(db),
+            ],
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+        ).stdout.strip()
+        if loaded not in ("", "0"):
             print(f"loaded the sample data into {printable(db)}: {loaded} file(s)")
     script = Path(__file__).resolve().parent.parent / "web" / "streamlit_app.py"
     cmd = [

@@ -40,9 +40,11 @@ def catch_up() -> None:
     _checked()[db] = queries.data_version(db)
 
 
-st.set_page_config(page_title="kneepoint", page_icon=":material/show_chart:", layout="wide")
+HERE = Path(__file__).resolve().parent
+PAGES = HERE / "pages"
+# A local image: a material-symbol page icon makes the browser fetch its SVG from a font CDN.
+st.set_page_config(page_title="kneepoint", page_icon=str(HERE / "favicon.png"), layout="wide")
 
-PAGES = Path(__file__).resolve().parent / "pages"
 nav = st.navigation(
     {
         "Disks": [

@@ -99,23 +99,36 @@ def mark_stored(previews: Iterable[Preview], stored: dict[str, tuple[str, str]])
 
 
 _WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):")
+_PHYSICAL_DRIVE = re.compile(r"^\\\\[.?]\\(PhysicalDrive\d+)$", re.IGNORECASE)
+# Folders that name no disk: a test file there says nothing about which device was measured.
+_NOT_A_DEVICE = {".", "/", "/tmp", "/var/tmp", "~"}
+
+
+def device_of(target: str) -> str | None:
+    """The device a benchmark target names, when it names one: a drive letter ('E:' of E:\\testfile.dat), a
+    device (nvme0n1 of /dev/nvme0n1, PhysicalDrive1), or the folder a test file sits in (/mnt/p10 of
+    /mnt/p10/fio.test). A bare file or job name ('fio.test', 'randread') names none."""
+    t = target.strip().strip('"')
+    if m := _WINDOWS_DRIVE.match(t):
+        return f"{m.group(1).upper()}:"
+    if m := _PHYSICAL_DRIVE.match(t):
+        return m.group(1)
+    if t.startswith("/dev/"):
+        return os.path.basename(t) or None
+    if "/" in t or "\\" in t:
+        parent = str(Path(t.replace("\\", "/")).parent)
+        return parent if parent not in _NOT_A_DEVICE else None
+    return None
 
 
 def label_suggestions(previews: Iterable[Preview], used: Iterable[str]) -> list[str]:
-    """Disk labels to offer: the targets the files name (a drive letter, a device) first, then labels in use."""
+    """Disk labels to offer: the devices the files' targets name (device_of) first, then the labels in use."""
     out: dict[str, None] = {}
     for p in previews:
         for target in p.targets:
-            t = target.strip().strip('"')
-            m = _WINDOWS_DRIVE.match(t)
-            if m:
-                out[f"{m.group(1).upper()}:"] = None
-            elif t.startswith("/dev/"):
-                out[os.path.basename(t)] = None
-            elif t:
-                # A test file's folder says more about the disk than the file's own name.
-                parent = str(Path(t).parent) if "/" in t or "\\" in t else t
-                out[parent if parent not in (".", "/") else t] = None
+            device = device_of(target)
+            if device:
+                out[device] = None
     for label in used:
         out.setdefault(label, None)
     return list(out)

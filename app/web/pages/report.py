@@ -26,8 +26,20 @@ if not queries.has_marts():
     st.stop()
 
 version = queries.data_version()
-all_disks = state.cached(queries.disks, version)["disk_key"].to_list()
-chosen = state.disks_picker(all_disks, default=all_disks, label="Disks to share")
+every_disk = state.cached(queries.all_disk_keys, version)
+uploaded = state.uploaded_disks(every_disk)
+# The disks the user stored; the sample data's only when asked for, so a first report never sends them.
+with_sample = st.toggle(
+    "Offer the sample disks",
+    key="share_sample",
+    value=not uploaded,
+    help="The sample data's disks (synthetic, and a small VM): left out of a report unless you choose them.",
+)
+offered = every_disk if with_sample else uploaded
+if not offered:
+    st.info("No disks of your own yet: upload your results on the **Upload** page, or offer the sample disks.")
+    st.stop()
+chosen = state.disks_picker(offered, default=uploaded or offered, label="Disks to share")
 anonymize = st.toggle(
     "Anonymize",
     key="share_anonymize",
@@ -72,7 +84,7 @@ if built["settings"] != settings:
 
 st.subheader("Summary" + (" (anonymized)" if built["anonymized"] else ""))
 st.dataframe(
-    pl.DataFrame(built["summary"], schema=["disk", "saturation"], orient="row"),
+    pl.DataFrame(built["summary"], schema=["disk", "in one sentence"], orient="row"),
     hide_index=True,
     column_config={"disk": st.column_config.TextColumn(width="medium")},
 )

@@ -14,20 +14,29 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from kneepoint.app import queries
+from kneepoint.app import wording as w
 from kneepoint.app.web import state, uploads
 from kneepoint.app.web.uploads import md_literal
+from kneepoint.ingest import formats
 from kneepoint.ingest.errors import WarehouseBusy
 from kneepoint.ingest.labels import LabelError
 from kneepoint.ingest.sources import Limits, MiB
 
 LIMITS = Limits()
 
+LABEL_KEYS = ("upload_disk", "upload_host", "upload_tags", "upload_notes")
+
 st.title("Upload results")
 st.write(
-    "fio (JSON or text), SQLIO, DiskSpd (text or `-Rxml`), CrystalDiskMark / KDiskMark, or SQL Server "
-    "`SET STATISTICS IO, TIME` output. Drop several files or a .zip at once: the format of each file is detected "
-    "from its content, and a file that cannot be read never blocks the others."
+    "Reads "
+    + ", ".join(formats.titles().values())
+    + " output. Drop several files or a .zip at once: the format of each file is detected from its content, and a "
+    "file that cannot be read never blocks the others."
 )
+if st.session_state.pop("upload_clear_labels", False):
+    # The last batch was stored: the next one starts with empty labels instead of inheriting them.
+    for key in LABEL_KEYS:
+        st.session_state[key] = ""
 st.caption(
     f"Limits: {LIMITS.max_file_bytes // MiB} MB per file (`KNEEPOINT_MAX_FILE_MB`); a .zip may expand to "
     f"{LIMITS.max_zip_total_bytes // MiB} MB (`KNEEPOINT_MAX_ZIP_MB`) and {LIMITS.max_zip_entries:,} files."
@@ -108,7 +117,7 @@ if previews:
     table = pl.DataFrame(
         {
             "file": [p.name for p in previews],
-            "format": [p.format or "" for p in previews],
+            "format": [w.format_name(p.format) if p.format else "" for p in previews],
             "tool version": [p.tool_version or "" for p in previews],
             "runs": [p.runs for p in previews],
             "records": [p.records for p in previews],
@@ -123,9 +132,12 @@ if previews:
             found[p.format] = found.get(p.format, 0) + 1
     errors = sum(p.error is not None for p in previews)
     st.caption(
-        f"{len(previews)} file(s): "
-        + (", ".join(f"{fmt} ×{n}" if n > 1 else fmt for fmt, n in sorted(found.items())) or "none readable")
-        + f"; {errors} error(s)"
+        f"{w.plural(len(previews), 'file')}: "
+        + (
+            ", ".join(f"{w.format_name(fmt)} ×{n}" if n > 1 else w.format_name(fmt) for fmt, n in sorted(found.items()))
+            or "none readable"
+        )
+        + f"; {w.plural(errors, 'error')}"
     )
     for p in previews:
         if p.error is not None:
@@ -169,11 +181,22 @@ disk = left.text_input(
     placeholder="e.g. Premium P10, 4-disk Storage Spaces stripe",
     help="How the curves name this disk. Files measured on the same disk should share one label.",
 )
-suggestions = uploads.label_suggestions(readable, used_disks)
-if suggestions:
+targets = uploads.label_suggestions(readable, [])
+if targets:
     left.pills(
-        "Suggestions: targets the files name, labels in use",
-        suggestions[:12],
+        "Targets named in the files",
+        targets[:12],
+        format_func=md_literal,
+        key="upload_target_pick",
+        on_change=_take,
+        args=("upload_target_pick", "upload_disk"),
+        wrap=True,
+    )
+in_use = [d for d in used_disks if d not in targets]
+if in_use:
+    left.pills(
+        "Disk labels in use",
+        in_use[:12],
         format_func=md_literal,
         key="upload_disk_pick",
         on_change=_take,
@@ -268,8 +291,9 @@ if clicked:
             "build_failures": outcome.build.failures if outcome.build and not outcome.build.success else [],
         }
         if outcome.added:
-            # Empty the uploader for the next batch; the result stays on the page.
+            # Empty the uploader and the labels for the next batch; the result stays on the page.
             st.session_state["upload_generation"] = generation + 1
+            st.session_state["upload_clear_labels"] = True
             st.session_state["upload_previews"] = {}
             st.rerun()
         # Nothing stored (duplicates, errors): the files stay for another try, the outcome shows here.
