@@ -174,8 +174,8 @@ def _hover(df: pl.DataFrame, metric: str, head: str) -> list[str]:
     """Preformatted hover text per point: which disk and tool, the load, the value, the run behind it."""
     column = METRICS[metric][0]
     return [
-        f"<b>{head}</b><br>{w.fmt_load(r['outstanding_io'])} outstanding ({w.threads_qd(r['threads'], r['queue_depth'])})"
-        f": {fmt_value(metric, r[column])}<br>{_source_line(r)}"
+        f"<b>{head}</b><br>{w.fmt_load(r['outstanding_io'])} outstanding "
+        f"({w.threads_qd(r['threads'], r['queue_depth'])}): {fmt_value(metric, r[column])}<br>{_source_line(r)}"
         for r in df.iter_rows(named=True)
     ]
 
@@ -230,8 +230,16 @@ def _layout(fig: go.Figure, title: str, xaxis: dict, yaxis: dict, notes: Sequenc
     fig.update_layout(
         {
             **layout,
-            "title": {"text": esc(title), "x": 0, "xanchor": "left", "xref": "paper", "y": 1, "yref": "container",
-                      "yanchor": "top", "pad": {"t": 12}},
+            "title": {
+                "text": esc(title),
+                "x": 0,
+                "xanchor": "left",
+                "xref": "paper",
+                "y": 1,
+                "yref": "container",
+                "yanchor": "top",
+                "pad": {"t": 12},
+            },
             "xaxis": xaxis,
             "yaxis": yaxis,
             "annotations": annotations,
@@ -393,8 +401,10 @@ def _add_usl(fig: go.Figure, row: Mapping[str, Any], color: str, disk_key: str) 
             name=esc(f"{disk_key}: USL model"),
             legendgroup=disk_key,
             line={"color": color, "width": 1.5, "dash": "dash"},
-            hovertext=[f"<b>{esc(disk_key)}: USL model</b><br>{w.fmt_iops(y)} IOPS at {w.plain(x)} outstanding<br>"
-                       f"{sentence}" for x, y in zip(xs, ys, strict=True)],
+            hovertext=[
+                f"<b>{esc(disk_key)}: USL model</b><br>{w.fmt_iops(y)} IOPS at {w.plain(x)} outstanding<br>{sentence}"
+                for x, y in zip(xs, ys, strict=True)
+            ],
             hovertemplate="%{hovertext}<extra></extra>",
         )
     )
@@ -528,8 +538,9 @@ def threads_figure(
         same = by_threads.filter(pl.col("saturates_at_same_outstanding_io"))
         for k, n in same.select("disk_key", "saturation_outstanding_io").unique(maintain_order=True).rows():
             prefix = f"{k}: " if len(disks) > 1 else ""
-            notes += _note_lines(colors.get(k, "#444"), f"{prefix}saturates at {w.fmt_load(n)} outstanding, "
-                                 "whatever the thread count")
+            notes += _note_lines(
+                colors.get(k, "#444"), f"{prefix}saturates at {w.fmt_load(n)} outstanding, whatever the thread count"
+            )
     return _layout(
         fig,
         f"{axis_title} vs queue depth per thread count",
@@ -590,8 +601,14 @@ def summary_grid(grid: pl.DataFrame, disk_key: str, unit: str = "MB") -> pl.Data
     rows: dict[tuple, dict[str, str]] = {}
     for r in df.iter_rows(named=True):
         which = "best" if r["grid_load"] == "best" else "lowest load"
-        key = (r["pattern"] != "sequential", -r["block_size_bytes"], r["grid_load"] != "best", r["pattern"],
-               r["block_size_bytes"], which)
+        key = (
+            r["pattern"] != "sequential",
+            -r["block_size_bytes"],
+            r["grid_load"] != "best",
+            r["pattern"],
+            r["block_size_bytes"],
+            which,
+        )
         if w.is_sequential(r["pattern"]):
             figure = w.fmt_throughput(r["throughput_bytes_per_s"], unit)
         else:
@@ -647,7 +664,9 @@ def verdict(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
         return "measured on one disk only: nothing to compare"
     parts = []
     for r in others:
-        text = f"{r['disk_key']}: {r['pct']} vs {baseline} (best measured {r['compared_text']} vs {base['compared_text']})"
+        text = (
+            f"{r['disk_key']}: {r['pct']} vs {baseline} (best measured {r['compared_text']} vs {base['compared_text']})"
+        )
         if r["saturated"] and base["saturated"]:
             text += (
                 f"; saturates at {w.fmt_load(r['saturation_outstanding_io'])} vs "
@@ -700,8 +719,12 @@ def compare_table(compared: pl.DataFrame, baseline: str, unit: str = "MB") -> pl
             (w.fmt_load(r["saturation_outstanding_io"]) + diff(r, "saturation_outstanding_io")) if sat else w.DASH,
             w.threads_qd(r["saturation_threads"], r["saturation_queue_depth"]) if sat else w.DASH,
             (w.fmt_iops(r["iops_at_saturation"]) + diff(r, "iops_at_saturation")) if sat else w.DASH,
-            (w.fmt_throughput(r["throughput_bytes_per_s_at_saturation"], unit)
-             + diff(r, "throughput_bytes_per_s_at_saturation")) if sat else w.DASH,
+            (
+                w.fmt_throughput(r["throughput_bytes_per_s_at_saturation"], unit)
+                + diff(r, "throughput_bytes_per_s_at_saturation")
+            )
+            if sat
+            else w.DASH,
             (f"{w.fmt_ms(r['latency_avg_ms_at_saturation'])} ms" + diff(r, "latency_avg_ms_at_saturation"))
             if sat and r["latency_avg_ms_at_saturation"] is not None
             else w.DASH,
@@ -771,8 +794,12 @@ def compare_figure(
     return _layout(
         fig,
         title,
-        {"title": "best measured IOPS", "range": [0, 1.45 * (top or 1)], "exponentformat": "none",
-         "separatethousands": True},
+        {
+            "title": "best measured IOPS",
+            "range": [0, 1.45 * (top or 1)],
+            "exponentformat": "none",
+            "separatethousands": True,
+        },
         {"title": "", "autorange": "reversed", "automargin": True},
         showlegend=False,
         height=max(150, 70 + 46 * len(rows)),
@@ -801,7 +828,7 @@ def statements_on_curve_figure(
     xs: list[float] = []
     for disk_key, df in statements.group_by("disk_key", maintain_order=True):
         color = colors.get(disk_key[0], PALETTE[0])
-        on_curve = df.drop_nulls("curve_outstanding_io").sort("curve_outstanding_io")
+        on_curve = df.drop_nulls("curve_outstanding_io")
         if on_curve.is_empty():
             continue
         x = on_curve["curve_outstanding_io"].to_list()
@@ -816,7 +843,9 @@ def statements_on_curve_figure(
                 # the leftmost label reads to the right of its marker, so the axis never cuts it; the others
                 # alternate above and below, so statements reading at about the same rate stay legible
                 textposition=[
-                    ("top right" if i % 2 == 0 else "bottom right") if v == lo else ("top center", "bottom center")[i % 2]
+                    ("top right" if i % 2 == 0 else "bottom right")
+                    if v == lo
+                    else ("top center", "bottom center")[i % 2]
                     for i, v in enumerate(x)
                 ],
                 textfont={"size": 10},
@@ -858,7 +887,9 @@ def percentile_figure(dist: pl.DataFrame, colors: Mapping[str, str] | None = Non
         for i, load in enumerate(loads):
             d = df.filter(pl.col("outstanding_io") == load).sort("percentile")
             first = d.row(0, named=True)
-            name = f"{disk_key} · {w.fmt_load(load)} outstanding" if len(colors) > 1 else f"{w.fmt_load(load)} outstanding"
+            name = (
+                f"{disk_key} · {w.fmt_load(load)} outstanding" if len(colors) > 1 else f"{w.fmt_load(load)} outstanding"
+            )
             fig.add_trace(
                 go.Scatter(
                     x=[_nines(p) for p in d["percentile"].to_list()],

@@ -43,6 +43,7 @@ def _series_where(prefix: str) -> str:
     """_SERIES_WHERE on the columns of one table of a join (`prefix` 'r.')."""
     return " AND ".join(f"{prefix}{c} = ?" for c in Series._fields)
 
+
 SERIES_ORDER = "pattern, operation, read_pct DESC, block_size_bytes, direction"
 
 
@@ -495,9 +496,11 @@ def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path 
     statement_count = query(
         f"SELECT count(DISTINCT statement_id) AS n FROM fct_query_io WHERE {where}", params, db=db
     ).item()
-    total = per_table.select(pl.lit("Total").alias("table_name"), pl.lit(statement_count).alias("statements"), *(
-        pl.col(c).sum().cast(pl.Int64) for c in IO_COUNTERS
-    ))
+    total = per_table.select(
+        pl.lit("Total").alias("table_name"),
+        pl.lit(statement_count).alias("statements"),
+        *(pl.col(c).sum().cast(pl.Int64) for c in IO_COUNTERS),
+    )
     out = pl.concat([per_table, total.cast(per_table.schema)], how="vertical")
     all_reads = per_table["logical_reads"].sum()
     return out.with_columns(

@@ -155,9 +155,14 @@ def threads_qd(threads: int | None, queue_depth: int | None) -> str:
 # -- workloads --------------------------------------------------------------------------------------------------
 
 
+def operation_text(operation: str, read_pct: float) -> str:
+    """'read', '70% read mix'."""
+    return f"{read_pct:g}% read mix" if operation == "mixed" else operation
+
+
 def workload_title(pattern: str, operation: str, read_pct: float, block_size_bytes: int, direction: str) -> str:
     """'random read 4 KiB', 'random 70% read mix 8 KiB (write I/Os)'."""
-    op = f"{read_pct:g}% read mix" if operation == "mixed" else operation
+    op = operation_text(operation, read_pct)
     counted = "" if direction == operation else f" ({direction} I/Os)"
     return f"{pattern} {op} {fmt_block_size(block_size_bytes)}{counted}"
 
@@ -242,9 +247,8 @@ def saturation_sentence(row: Mapping[str, Any], by_threads: bool = False) -> str
         if by_threads
         else f"saturates at {fmt_load(row.get('saturation_outstanding_io'))} outstanding"
     )
-    return (
-        f"{where}: {fmt_iops(row.get('iops_at_saturation'))} IOPS, "
-        + latency_text(row.get("latency_avg_ms_at_saturation"), row.get("latency_p99_ms_at_saturation"))
+    return f"{where}: {fmt_iops(row.get('iops_at_saturation'))} IOPS, " + latency_text(
+        row.get("latency_avg_ms_at_saturation"), row.get("latency_p99_ms_at_saturation")
     )
 
 
@@ -259,7 +263,8 @@ def usl_sentence(row: Mapping[str, Any]) -> str:
     peak = row.get("usl_peak_outstanding_io")
     if peak is None:
         return f"the fitted USL model predicts no peak: IOPS level off ({fit})"
-    return f"the fitted USL model peaks at {fmt_load(round(peak))} outstanding ({fmt_iops(row.get('usl_peak_iops'))} IOPS; {fit})"
+    peak_iops = fmt_iops(row.get("usl_peak_iops"))
+    return f"the fitted USL model peaks at {fmt_load(round(peak))} outstanding ({peak_iops} IOPS; {fit})"
 
 
 def kneedle_sentence(row: Mapping[str, Any]) -> str:
@@ -276,13 +281,14 @@ def kneedle_sentence(row: Mapping[str, Any]) -> str:
 
 
 def latency_target_sentence(found: Mapping[str, Any] | None, target_ms: float) -> str:
-    """'at most 45,000 IOPS under 5 ms p99 (at 64 outstanding: 4.2 ms p99)'."""
+    """The largest measured load under a latency target (ingest/analytics.latency_target_point): 'the largest load
+    under 5 ms is 64 outstanding: 45,000 IOPS (p99 4.2 ms)'."""
     if found is None or found.get("iops_at_latency_target") is None:
         return f"no measured load stays under {target_ms:g} ms"
     return (
-        f"{fmt_iops(found['iops_at_latency_target'])} IOPS at most under {target_ms:g} ms "
-        f"(at {fmt_load(found['latency_target_outstanding_io'])} outstanding: "
-        f"{found['latency_target_metric']} {fmt_ms(found['latency_ms_at_latency_target'])} ms)"
+        f"the largest load under {target_ms:g} ms is {fmt_load(found['latency_target_outstanding_io'])} outstanding: "
+        f"{fmt_iops(found['iops_at_latency_target'])} IOPS ({found['latency_target_metric']} "
+        f"{fmt_ms(found['latency_ms_at_latency_target'])} ms)"
     )
 
 
@@ -309,6 +315,15 @@ def cpu_sentence(cpu_to_elapsed: float | None) -> str:
 def capital(text: str) -> str:
     """The first letter capitalized, the rest as it is ('the fitted USL model' -> 'The fitted USL model')."""
     return text[:1].upper() + text[1:]
+
+
+def statement_status(row: Mapping[str, Any]) -> str:
+    """A SQL statement's status: 'failed (Msg 207)' where the parser marks a failed statement (the `failed` and
+    `error_number` columns of fct_query_time, when the warehouse has them), 'not timed' without an execution
+    time, else 'timed'. A failed or untimed statement shows no times, never 0 ms."""
+    if row.get("failed"):
+        return "failed" + (f" (Msg {row['error_number']})" if row.get("error_number") is not None else "")
+    return "not timed" if row.get("execution_elapsed_ms") is None else "timed"
 
 
 # -- names for files --------------------------------------------------------------------------------------------

@@ -163,6 +163,13 @@ def _parser() -> argparse.ArgumentParser:
         "report", parents=[common, share], help="write one self-contained HTML report (opens offline, no server)"
     )
     s.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write, e.g. report.html")
+    s.add_argument(
+        "--latency-target-ms",
+        type=_latency_target_ms,
+        default=5.0,
+        metavar="MS",
+        help="the summary gives each disk's largest load whose p99 latency stays under MS (default 5)",
+    )
     s.set_defaults(func=cmd_report)
 
     s = sub.add_parser(
@@ -531,7 +538,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if (failed := _catch_up(args.db)) is not None:
         return failed
     try:
-        report = build_report(args.db, **_share_args(args))
+        report = build_report(args.db, **_share_args(args), latency_target_ms=args.latency_target_ms)
     except RuntimeError as exc:
         print(f"kneepoint report: {printable(exc)}", file=sys.stderr)
         return EXIT_FAIL
@@ -540,8 +547,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         f"wrote {out}: {len(report.disk_keys)} disk(s), {len(report.charts)} chart(s), "
         f"{len(report.html.encode('utf-8')) / 1e6:.1f} MB" + (", anonymized" if report.anonymized else "")
     )
+    import textwrap
+
     for disk, sentence in report.summary:
-        print(f"  {printable(disk)}: {printable(sentence)}")
+        print(
+            textwrap.fill(
+                f"{printable(disk)}: {printable(sentence)}", 100, initial_indent="  ", subsequent_indent="    "
+            )
+        )
     return EXIT_OK
 
 

@@ -130,7 +130,7 @@ for disk in chosen:
         f"{w.capital(w.usl_sentence(r))}; {w.kneedle_sentence(r)}.",
     ]
     if target_ms > 0:
-        lines.insert(1, f"Under the latency target: {w.latency_target_sentence(found, target_ms)}.")
+        lines.insert(1, f"{w.capital(w.latency_target_sentence(found, target_ms))}.")
     ui.swatch(disk, colors.get(disk, "#444"), w.saturation_sentence(r), lines)
 
 metric_t = "throughput_mb" if unit == "MB" else "throughput_mib"

@@ -38,8 +38,7 @@ if st.session_state.pop("data_deleted", False):
     # The file is gone: nothing is chosen next, and the action is back on Download, never on Delete with the
     # next file preselected.
     st.query_params.pop("file", None)
-    st.query_params["action"] = "Download"
-    st.session_state["action"] = "Download"
+    st.session_state["action"] = "Download"  # bound to the URL's `action`
 notice = st.session_state.pop("data_notice", None)
 if notice:
     (st.success if notice[0] == "ok" else st.error)(md_literal(notice[1]))
@@ -100,6 +99,18 @@ if file_id:
     st.query_params["file"] = file_id
 else:
     st.query_params.pop("file", None)
+# A control, not tabs: tabs fall back to the first one when a rerun changes the page above them. Drawn with or
+# without a file, so that its value (and the URL's `action`) follows a reset after a delete.
+action = st.segmented_control(
+    "Action",
+    ["Download", "Relabel", "Delete"],
+    # the default only when the session holds no value (a reset after a delete sets it)
+    default=None if "action" in st.session_state else "Download",
+    key="action",
+    bind="query-params",
+    disabled=not file_id,
+)
+if not file_id:
     st.stop()
 row = files.filter(pl.col("file_id") == file_id).row(0, named=True)
 has_bytes = bool(row["original_bytes"])
@@ -127,11 +138,6 @@ def _change(action: str, fn, deleted: bool = False) -> None:
             )
     st.rerun()
 
-
-# A control, not tabs: tabs fall back to the first one when a rerun changes the page above them.
-action = st.segmented_control(
-    "Action", ["Download", "Relabel", "Delete"], default="Download", key="action", bind="query-params"
-)
 
 if action == "Download":
     st.write(

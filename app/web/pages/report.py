@@ -11,7 +11,7 @@ from kneepoint.app import queries
 from kneepoint.app.sharing.anonymize import shared_warehouse
 from kneepoint.app.sharing.bundle import bundle_bytes
 from kneepoint.app.sharing.images import ensure_browser, images_zip
-from kneepoint.app.sharing.report import render
+from kneepoint.app.sharing.report import LATENCY_TARGET_MS, app_colors, render
 from kneepoint.app.web import state
 from kneepoint.ingest.errors import WarehouseBusy
 
@@ -54,7 +54,16 @@ redact = st.text_area(
     help="Any other text to replace by a pseudonym (Label 1) wherever it appears.",
 )
 marked = [line.strip() for line in redact.splitlines() if line.strip()] if anonymize else []
-settings = (tuple(chosen), anonymize, tuple(marked), version)
+target_ms = st.number_input(
+    "Latency target for the summary (ms p99)",
+    min_value=0.1,
+    value=LATENCY_TARGET_MS,
+    step=1.0,
+    key="share_target",
+    help="Each disk's summary gives the largest measured load whose p99 latency stays under it.",
+    width=260,
+)
+settings = (tuple(chosen), anonymize, tuple(marked), target_ms, version)
 
 if st.button("Build the report and the bundle", type="primary", disabled=not chosen, key="share_build"):
     try:
@@ -62,7 +71,7 @@ if st.button("Build the report and the bundle", type="primary", disabled=not cho
             st.spinner("Building" + (" an anonymized copy, then" if anonymize else "") + " the report and the bundle…"),
             shared_warehouse(queries.current_db(), chosen, anonymize, marked) as share,
         ):
-            report = render(share)
+            report = render(share, latency_target_ms=target_ms, colors=app_colors(queries.current_db(), share))
             bundle = bundle_bytes(share, report.html)
     except (WarehouseBusy, RuntimeError, KeyError) as exc:
         st.error(f"The report could not be built: {exc}")

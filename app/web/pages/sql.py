@@ -20,23 +20,15 @@ if not ui.need_marts("fct_query_time", "fct_query_io"):
 
 # StatisticsParser's column names: 'logical reads', not logical_reads.
 NAMES = {
-        "table_row": "row",
-        "table_name": "table",
-        "logical_reads_pct": "% of logical reads",
-        "logical_reads_pct_of_statement": "% of logical reads",
-        "compile_cpu_ms": "compile CPU ms",
-        "compile_elapsed_ms": "compile elapsed ms",
-        "execution_cpu_ms": "CPU ms",
-        "execution_elapsed_ms": "elapsed ms",
+    "table_row": "row",
+    "table_name": "table",
+    "logical_reads_pct": "% of logical reads",
+    "logical_reads_pct_of_statement": "% of logical reads",
+    "compile_cpu_ms": "compile CPU ms",
+    "compile_elapsed_ms": "compile elapsed ms",
+    "execution_cpu_ms": "CPU ms",
+    "execution_elapsed_ms": "elapsed ms",
 }
-
-
-def status(row: dict) -> str:
-    """'failed (Msg 207)' where the parser marks a failed statement (fct_query_time.failed, when the warehouse has
-    it), 'not timed' without an execution time, else 'timed'."""
-    if row.get("failed"):
-        return "failed" + (f" (Msg {row['error_number']})" if row.get("error_number") is not None else "")
-    return "not timed" if row.get("execution_elapsed_ms") is None else "timed"
 
 
 version = queries.data_version()
@@ -95,7 +87,7 @@ cols[5].metric(
 
 st.subheader("Statements")
 statements = statements.with_columns(
-    pl.Series("status", [status(r) for r in statements.iter_rows(named=True)], dtype=pl.String)
+    pl.Series("status", [w.statement_status(r) for r in statements.iter_rows(named=True)], dtype=pl.String)
 )
 view = statements.select(
     pl.col("file_name").alias("file"),
