@@ -340,7 +340,7 @@ def curve_figure(
                     y=line[column].to_list(),
                     mode="lines+markers" if line.height > 1 else "markers",
                     name=esc(name),
-                    legendgroup=disk_key,
+                    legendgroup=esc(disk_key),
                     line={"color": color, "width": 2},
                     marker={"symbol": symbols.get(tool, "circle"), "size": 8 if line.height > 1 else 11},
                     cliponaxis=False,
@@ -399,7 +399,7 @@ def _add_usl(fig: go.Figure, row: Mapping[str, Any], color: str, disk_key: str) 
             y=ys,
             mode="lines",
             name=esc(f"{disk_key}: USL model"),
-            legendgroup=disk_key,
+            legendgroup=esc(disk_key),
             line={"color": color, "width": 1.5, "dash": "dash"},
             hovertext=[
                 f"<b>{esc(disk_key)}: USL model</b><br>{w.fmt_iops(y)} IOPS at {w.plain(x)} outstanding<br>{sentence}"
@@ -445,7 +445,7 @@ def latency_vs_iops_figure(
                     textposition="top left",
                     textfont={"size": 9, "color": color},
                     name=esc(name),
-                    legendgroup=disk_key,
+                    legendgroup=esc(disk_key),
                     line={"color": color, "width": 2},
                     marker={"symbol": symbols.get(tool, "circle"), "size": 8},
                     cliponaxis=False,
@@ -896,7 +896,7 @@ def percentile_figure(dist: pl.DataFrame, colors: Mapping[str, str] | None = Non
                     y=d["latency_ms"].to_list(),
                     mode="lines+markers",
                     name=esc(name),
-                    legendgroup=disk_key,
+                    legendgroup=esc(disk_key),
                     opacity=0.35 + 0.65 * (i + 1) / len(loads),
                     line={
                         "color": color,

@@ -210,12 +210,12 @@ def test_disk_without_benchmark_results(tmp_path: Path):
 
 
 def test_share_page_builds_report_bundle_and_image_buttons(warehouse: Path):
-    """app/web/pages/report.py on the sample warehouse: anonymized report and bundle ready to download."""
+    """app/web/views/report.py on the sample warehouse: anonymized report and bundle ready to download."""
     from streamlit.testing.v1 import AppTest
 
     from tests.helpers import ROOT
 
-    at = AppTest.from_file(str(ROOT / "app" / "web" / "pages" / "report.py"), default_timeout=300).run()
+    at = AppTest.from_file(str(ROOT / "app" / "web" / "views" / "report.py"), default_timeout=300).run()
     assert not at.exception
     assert at.multiselect[0].value == [
         FIO_DISK,

@@ -1,5 +1,6 @@
 """kneepoint's Streamlit entry point: navigation, and the models caught up before a page reads them; each page is a
-thin module in app/web/pages/."""
+thin module in app/web/views/ (not pages/: Streamlit lists a pages/ folder beside the entry point as pages of their
+own, run without the entry point, when the first request names one)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def catch_up() -> None:
 
 
 HERE = Path(__file__).resolve().parent
-PAGES = HERE / "pages"
+PAGES = HERE / "views"
 # A local image: a material-symbol page icon makes the browser fetch its SVG from a font CDN.
 st.set_page_config(page_title="kneepoint", page_icon=str(HERE / "favicon.png"), layout="wide")
 

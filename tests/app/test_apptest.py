@@ -26,7 +26,7 @@ def new_app(page: str | None = None, **params: str | list[str]) -> AppTest:
     for key, value in params.items():
         at.query_params[key] = value
     if page:
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"views/{page}.py")
     return at
 
 

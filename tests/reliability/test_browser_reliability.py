@@ -406,7 +406,7 @@ def as_streamlit_shows(text: str) -> str:
 
 
 CURVES_MARKUP = (
-    "app/web/pages/curves.py writes each disk's saturation sentence with st.markdown(..., unsafe_allow_html=True) and "
+    "app/web/views/curves.py writes each disk's saturation sentence with st.markdown(..., unsafe_allow_html=True) and "
     "the disk label unescaped: a label's HTML becomes elements (Streamlit strips event handlers, so no script "
     "runs). Fix in the reliability report: html.escape() the label (and the notes) inside that Markdown."
 )

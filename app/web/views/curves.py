@@ -24,7 +24,7 @@ if not queries.has_marts():
         "The warehouse is empty. Upload result files on the **Upload** page, or start with `kneepoint app`, "
         "which loads the sample data."
     )
-    st.page_link("pages/upload.py", label="Upload your benchmark results")
+    st.page_link("views/upload.py", label="Upload your benchmark results")
     st.stop()
 
 version = queries.data_version()
@@ -37,7 +37,7 @@ if not uploaded:
         "These are the sample disks (a real fio sweep and three modelled disks). Upload your own fio, DiskSpd, "
         "SQLIO or CrystalDiskMark output to see your disks here."
     )
-    right.page_link("pages/upload.py", label="Upload your results")
+    right.page_link("views/upload.py", label="Upload your results")
 if not chosen:
     st.info("Choose at least one disk.")
     st.stop()

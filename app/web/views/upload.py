@@ -60,14 +60,14 @@ def _show_result(result: dict) -> None:
         st.success(f"Added {runs} run(s) for disk **{key}** from {len(result['added'])} file(s).")
         if result["benchmarks"]:
             st.page_link(
-                "pages/curves.py",
+                "views/curves.py",
                 label=f"See the curves of {key}",
                 icon=":material/show_chart:",
                 query_params={"disk": result["key"]},
             )
         if result["statistics"]:
             st.page_link(
-                "pages/sql.py",
+                "views/sql.py",
                 label=f"See the SQL workloads of {key}",
                 icon=":material/database:",
                 query_params={"disk": result["key"]},
