@@ -34,7 +34,7 @@ THREAD_SCALE = ["#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"
 # One marker shape per tool, the same on every chart (the diamond is the saturation point's).
 TOOL_SYMBOLS = ["circle", "square", "triangle-up", "x", "star", "pentagon", "hexagon", "triangle-down", "cross"]
 LOG2_DTICK = math.log10(2)
-NOTE_WIDTH = 88  # characters per note line: a chart is half a page wide in the app
+NOTE_WIDTH = 72  # characters per note line: a chart is half a page wide in the app (~560 px of 11 px text)
 NOTE_LINE_PX = 16
 
 METRICS: dict[str, tuple[str, str, str]] = {
@@ -45,6 +45,14 @@ METRICS: dict[str, tuple[str, str, str]] = {
     "latency_avg": ("latency_avg_ms", "Mean latency (ms)", "ms mean"),
     "latency_p99": ("latency_p99_ms", "p99 latency (ms)", "ms p99"),
 }
+# A chart's title names the metric short; its axis says the unit's base (10⁶ or 2²⁰ bytes).
+TITLES = {"throughput_mb": "Throughput (MB/s)", "throughput_mib": "Throughput (MiB/s)"}
+
+
+def metric_title(metric: str) -> str:
+    return TITLES.get(metric, METRICS[metric][1])
+
+
 # Where each metric's saturation value sits in mart_saturation_points, and the factor to the axis unit.
 _SATURATION_VALUE: dict[str, tuple[str, float]] = {
     "iops": ("iops_at_saturation", 1.0),
@@ -379,7 +387,7 @@ def curve_figure(
     _saturation_legend(fig)
     return _layout(
         fig,
-        title or f"{axis_title} vs outstanding I/O",
+        title or f"{metric_title(metric)} vs outstanding I/O",
         load_axis(points["outstanding_io"].to_list() if not points.is_empty() else []),
         value_axis(axis_title, values, log),
         notes=_saturation_notes(sat_rows, colors, shown),
@@ -543,7 +551,7 @@ def threads_figure(
             )
     return _layout(
         fig,
-        f"{axis_title} vs queue depth per thread count",
+        f"{metric_title(metric)} vs queue depth per thread count",
         load_axis(points["queue_depth"].to_list() if not points.is_empty() else [], "Queue depth per thread, log2"),
         value_axis(axis_title, values, log),
         notes=notes,
@@ -802,7 +810,7 @@ def compare_figure(
         },
         {"title": "", "autorange": "reversed", "automargin": True},
         showlegend=False,
-        height=max(150, 70 + 46 * len(rows)),
+        height=max(170, 80 + 84 * len(rows)),
         margin={"l": 70, "r": 24, "t": TOP_MARGIN, "b": 40},
     )
 

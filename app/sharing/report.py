@@ -68,6 +68,7 @@ class Report:
     disk_keys: list[str]
     anonymized: bool
     latency_target_ms: float = LATENCY_TARGET_MS
+    colors: dict[str, str] = field(default_factory=dict)  # each disk's colour on the report's charts
 
 
 # -- entry points -------------------------------------------------------------------------------------------
@@ -106,7 +107,7 @@ def render(
     data["colors"] = charts.disk_colors(share.disk_keys) | (colors or {})
     figures = report_charts(share.db, data)
     html = render_html(data, figures, share.anonymized, generated_at or datetime.now(UTC))
-    return Report(html, figures, data["summary"], share.disk_keys, share.anonymized, latency_target_ms)
+    return Report(html, figures, data["summary"], share.disk_keys, share.anonymized, latency_target_ms, data["colors"])
 
 
 # -- data ---------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from datetime import datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -46,10 +47,10 @@ def _cell(value: Any) -> str:
         return w.DASH
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
+    if isinstance(value, int) or (isinstance(value, Decimal) and value == value.to_integral_value()):
         return w.fmt_int(value)
-    if isinstance(value, float):
-        return w.plain(value, 4)
+    if isinstance(value, float | Decimal):
+        return w.plain(float(value), 4)
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, list | tuple):

@@ -100,7 +100,7 @@ def test_curves_state_comes_from_the_url(warehouse):
     assert at.multiselect[0].value == [P10_DISK, STRIPE_DISK]
     assert [s.value for s in at.selectbox[:4]] == ["random", "read:100", "8192", "read"]
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
-    assert "Throughput, MiB/s (2²⁰ bytes) vs outstanding I/O" in titles
+    assert "Throughput (MiB/s) vs outstanding I/O" in titles
     iops = figures(at)[0]
     assert {f"{P10_DISK}: USL model", f"{STRIPE_DISK}: USL model"} <= {t["name"] for t in iops["data"]}
     latency = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Mean latency (ms) vs out"))

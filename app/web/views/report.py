@@ -4,7 +4,6 @@ request. The same code as `kneepoint report`, `export` and `images` (app/sharing
 from __future__ import annotations
 
 import plotly.io as pio
-import polars as pl
 import streamlit as st
 
 from kneepoint.app import queries
@@ -12,7 +11,7 @@ from kneepoint.app.sharing.anonymize import shared_warehouse
 from kneepoint.app.sharing.bundle import bundle_bytes
 from kneepoint.app.sharing.images import ensure_browser, images_zip
 from kneepoint.app.sharing.report import LATENCY_TARGET_MS, app_colors, render
-from kneepoint.app.web import state
+from kneepoint.app.web import state, ui
 from kneepoint.ingest.errors import WarehouseBusy
 
 st.title("Share with a vendor")
@@ -82,6 +81,7 @@ if st.button("Build the report and the bundle", type="primary", disabled=not cho
             "bundle": bundle,
             "figures": [(c.name, c.figure.to_json()) for c in report.charts],
             "summary": report.summary,
+            "colors": report.colors,
             "anonymized": report.anonymized,
         }
 
@@ -92,11 +92,9 @@ if built["settings"] != settings:
     st.warning("Built for other disks or settings, or before new data arrived: build again to share what you see.")
 
 st.subheader("Summary" + (" (anonymized)" if built["anonymized"] else ""))
-st.dataframe(
-    pl.DataFrame(built["summary"], schema=["disk", "in one sentence"], orient="row"),
-    hide_index=True,
-    column_config={"disk": st.column_config.TextColumn(width="medium")},
-)
+colors = built["colors"]
+for disk, sentence in built["summary"]:
+    ui.swatch(disk, colors.get(disk, "#444"), sentence)
 suffix = "-anonymized" if built["anonymized"] else ""
 row = st.container(horizontal=True, gap="small")
 row.download_button(

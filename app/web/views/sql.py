@@ -55,7 +55,7 @@ file_id = state.select_param("File", "file", list(file_labels), fmt=file_labels.
 totals = state.cached(queries.time_totals, version, tuple(chosen), file_id)
 statements = state.cached(queries.statements, version, tuple(chosen), file_id)
 tables = state.cached(queries.statement_tables, version, tuple(chosen), file_id)
-unit = "MiB" if state.toggle("MiB/s (2^20) instead of MB/s (10^6)", "mib") else "MB"
+unit = "MiB" if state.toggle("MiB/s (2²⁰ bytes) instead of MB/s (10⁶)", "mib") else "MB"
 
 # The totals StatisticsParser prints under its grids: compile and execution time, and the I/O of every table.
 cols = st.columns(3) + st.columns(3)  # two rows: the figures are wide (317,531 ms)
@@ -162,22 +162,8 @@ st.subheader("Tables")
 st.caption("I/O per table over all the statements shown (8 KiB pages), with the Total row.")
 table_totals = state.cached(queries.table_totals, version, tuple(chosen), file_id)
 ui.table(table_totals.with_columns(pl.col("logical_reads_pct").round(1)), NAMES)
-io_columns = [
-    "table_row",
-    "table_name",
-    "scan_count",
-    "logical_reads",
-    "physical_reads",
-    "page_server_reads",
-    "read_ahead_reads",
-    "page_server_read_ahead_reads",
-    "lob_logical_reads",
-    "lob_physical_reads",
-    "lob_read_ahead_reads",
-    "segment_reads",
-    "segment_skipped",
-    "logical_reads_pct_of_statement",
-]
+# the counters StatisticsParser prints per table line (the totals' pages read and bytes are not printed there)
+io_columns = ["table_row", "table_name", *queries.IO_COUNTERS[:-2], "logical_reads_pct_of_statement"]
 for _, lines in tables.group_by("statement_id", maintain_order=True):
     first = lines.row(0, named=True)
     total = {c: None for c in io_columns} | {

@@ -8,6 +8,7 @@ says so; a store then waits for it (KNEEPOINT_LOCK_WAIT_S) or says "warehouse bu
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import polars as pl
 import streamlit as st
@@ -173,6 +174,20 @@ def _take(pick_key: str, field_key: str) -> None:
         st.session_state[pick_key] = None
 
 
+def _offer(container: Any, title: str, options: list[str], pick_key: str, field_key: str) -> None:
+    """Suggestions as pills; a click fills the text field."""
+    if options:
+        container.pills(
+            title,
+            options[:12],
+            format_func=md_literal,
+            key=pick_key,
+            on_change=_take,
+            args=(pick_key, field_key),
+            wrap=True,
+        )
+
+
 st.subheader("Labels")
 left, right = st.columns(2)
 disk = left.text_input(
@@ -181,39 +196,13 @@ disk = left.text_input(
     placeholder="e.g. Premium P10, 4-disk Storage Spaces stripe",
     help="How the curves name this disk. Files measured on the same disk should share one label.",
 )
+
+
 targets = uploads.label_suggestions(readable, [])
-if targets:
-    left.pills(
-        "Targets named in the files",
-        targets[:12],
-        format_func=md_literal,
-        key="upload_target_pick",
-        on_change=_take,
-        args=("upload_target_pick", "upload_disk"),
-        wrap=True,
-    )
-in_use = [d for d in used_disks if d not in targets]
-if in_use:
-    left.pills(
-        "Disk labels in use",
-        in_use[:12],
-        format_func=md_literal,
-        key="upload_disk_pick",
-        on_change=_take,
-        args=("upload_disk_pick", "upload_disk"),
-        wrap=True,
-    )
+_offer(left, "Targets named in the files", targets, "upload_target_pick", "upload_disk")
+_offer(left, "Disk labels in use", [d for d in used_disks if d not in targets], "upload_disk_pick", "upload_disk")
 host = right.text_input("Host (optional)", key="upload_host", placeholder="e.g. sql01")
-if used_hosts:
-    right.pills(
-        "Hosts in use",
-        used_hosts[:12],
-        format_func=md_literal,
-        key="upload_host_pick",
-        on_change=_take,
-        args=("upload_host_pick", "upload_host"),
-        wrap=True,
-    )
+_offer(right, "Hosts in use", used_hosts, "upload_host_pick", "upload_host")
 tags = left.text_input("Tags (optional, comma-separated)", key="upload_tags", placeholder="e.g. azure, before-tuning")
 notes = right.text_area("Notes (optional)", key="upload_notes", height=68)
 
