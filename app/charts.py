@@ -640,15 +640,17 @@ def summary_grid(grid: pl.DataFrame, disk_key: str, unit: str = "MB") -> pl.Data
 # -- compare ----------------------------------------------------------------------------------------------------
 
 
-def _compared_value(r: Mapping[str, Any], unit: str) -> tuple[float | None, str]:
-    """What Compare ranks a disk by in a workload, like with like: the best measured IOPS (sequential
-    workloads shown as the throughput that makes: IOPS × block size), with its words."""
+def _compared_value(r: Mapping[str, Any], unit: str) -> tuple[float | None, str, float | None, str]:
+    """What Compare ranks a disk by in a workload, like with like: the best measured IOPS; sequential workloads
+    are shown as the throughput that makes (IOPS × block size). (rank value, words, value drawn, axis title)."""
     iops = r.get("max_iops")
     if iops is None:
-        return None, w.DASH
+        return None, w.DASH, None, ""
     if w.is_sequential(r["pattern"]):
-        return iops, w.fmt_throughput(iops * r["block_size_bytes"], unit)
-    return iops, f"{w.fmt_iops(iops)} IOPS"
+        _, label, factor = THROUGHPUT_UNITS[unit]
+        bytes_per_s = iops * r["block_size_bytes"]
+        return iops, w.fmt_throughput(bytes_per_s, unit), bytes_per_s / factor, f"best measured {label}"
+    return iops, f"{w.fmt_iops(iops)} IOPS", iops, "best measured IOPS"
 
 
 def compare_rows(compared: pl.DataFrame, baseline: str, unit: str = "MB") -> list[dict[str, Any]]:
@@ -657,9 +659,19 @@ def compare_rows(compared: pl.DataFrame, baseline: str, unit: str = "MB") -> lis
     base_value = _compared_value(base, unit)[0] if base else None
     out = []
     for r in compared.iter_rows(named=True):
-        value, text = _compared_value(r, unit)
+        value, text, shown, axis = _compared_value(r, unit)
         ratio = value / base_value if value is not None and base_value else None
-        out.append({**r, "compared": value, "compared_text": text, "ratio": ratio, "pct": w.fmt_pct_diff(ratio)})
+        out.append(
+            {
+                **r,
+                "compared": value,
+                "compared_text": text,
+                "shown": shown,
+                "axis": axis,
+                "ratio": ratio,
+                "pct": w.fmt_pct_diff(ratio),
+            }
+        )
     return sorted(out, key=lambda r: -(r["compared"] or 0))
 
 
@@ -783,18 +795,18 @@ def compare_figure(
     labelled with its difference to the baseline ('+32 %'). `rows` is compare_rows' list."""
     colors = dict(colors or {})
     fig = go.Figure()
-    top = max((r["compared"] or 0 for r in rows), default=0.0)
+    top = max((r["shown"] or 0 for r in rows), default=0.0)
     for r in rows:
         label = f"{r['compared_text']}  " + ("baseline" if r["disk_key"] == baseline else r["pct"])
         fig.add_trace(
             go.Bar(
                 y=[_wrap(r["disk_key"])],
-                x=[r["compared"]],
+                x=[r["shown"]],
                 orientation="h",
                 name=esc(r["disk_key"]),
                 marker={"color": colors.get(r["disk_key"], PALETTE[0])},
                 text=[esc(label)],
-                textposition="outside",
+                textposition="auto",  # inside a long bar, beside a short one
                 cliponaxis=False,
                 hovertemplate=f"<b>{esc(r['disk_key'])}</b><br>{esc(w.saturation_sentence(r))}<extra></extra>",
             )
@@ -803,8 +815,8 @@ def compare_figure(
         fig,
         title,
         {
-            "title": "best measured IOPS",
-            "range": [0, 1.45 * (top or 1)],
+            "title": next((r["axis"] for r in rows if r["axis"]), "best measured IOPS"),
+            "range": [0, 1.6 * (top or 1)],
             "exponentformat": "none",
             "separatethousands": True,
         },

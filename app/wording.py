@@ -300,9 +300,10 @@ def littles_law_bounds() -> str:
 
 
 def cpu_sentence(cpu_to_elapsed: float | None) -> str:
-    """A statement's CPU / elapsed ratio in words: 'I/O-bound: 3% CPU'."""
+    """A statement's CPU / elapsed ratio in words: 'I/O-bound: 3% CPU'; a dash without an elapsed time (its
+    status says why: statement_status)."""
     if cpu_to_elapsed is None:
-        return "not timed"
+        return DASH
     pct = cpu_to_elapsed * 100
     # CPU time summed over parallel workers can exceed the elapsed time.
     if cpu_to_elapsed < 0.5:

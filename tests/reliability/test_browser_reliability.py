@@ -337,13 +337,15 @@ def test_hostile_labels_and_names_are_text_on_every_page_and_in_the_report(page,
             "dir": saturated["direction"],
         }
     )
+    first_file = queries.stored_files(db)["file_id"][0]
     visits = {
         "curves": (f"/?{series}", ".js-plotly-plot .legend"),
         "compare": (f"/compare?disk={quote_plus(key)}", None),
         "share": (f"/share?disk={quote_plus(key)}", None),
         "data": ("/data", "[data-testid='stDataFrame']"),
-        "data relabel": ("/data?action=Relabel", "[data-testid='stForm']"),
-        "data delete": ("/data?action=Delete", "[data-testid='stCheckbox']"),
+        # the Stored files page chooses no file by itself (a delete never leaves the next one preselected)
+        "data relabel": (f"/data?action=Relabel&file={first_file}", "[data-testid='stForm']"),
+        "data delete": (f"/data?action=Delete&file={first_file}", "[data-testid='stCheckbox']"),
     }
     # The payload's <img> drawn as an element (a label read as HTML), page by page.
     markup: dict[str, int] = {}
