@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import polars as pl
 
 from kneepoint.ingest.analytics import LatencyPoint, LatencyTargetPoint, latency_target_point
-from kneepoint.ingest.warehouse import connect, db_path
+from kneepoint.ingest.warehouse import Location, connect, exists, is_postgres, locate
 
 
 class Series(NamedTuple):
@@ -52,18 +52,30 @@ def _in(column: str, values: Sequence[Any]) -> str:
     return f"{column} IN ({', '.join('?' * len(values))})" if values else "1 = 0"
 
 
-def current_db() -> Path:
-    return db_path()
+def current_db() -> Location:
+    return locate()
 
 
-def data_version(db: Path | None = None) -> tuple[float, float]:
-    """Changes whenever the warehouse file (or its WAL) changes: the cache key for every read."""
+def data_version(db: Location | None = None) -> tuple[float, float]:
+    """Changes whenever the warehouse changes: the cache key for every read. A DuckDB file: its (and its WAL's)
+    modification time, read without opening it. PostgreSQL: the newest change and the newest build."""
     db = db or current_db()
+    if is_postgres(db):
+        if not exists(db):
+            return (0.0, 0.0)
+        con = connect(db, read_only=True)
+        try:
+            return con.execute(
+                "SELECT (SELECT coalesce(max(change_seq), 0) FROM raw_file_changes), "
+                "(SELECT coalesce(max(extract(epoch FROM finished_at)), 0) FROM kneepoint_build_state)"
+            ).fetchone()
+        finally:
+            con.close()
     wal = Path(str(db) + ".wal")
     return (db.stat().st_mtime if db.exists() else 0.0, wal.stat().st_mtime if wal.exists() else 0.0)
 
 
-def query(sql: str, params: Sequence | None = None, db: Path | None = None) -> pl.DataFrame:
+def query(sql: str, params: Sequence | None = None, db: Location | None = None) -> pl.DataFrame:
     con = connect(db or current_db())
     try:
         return pl.from_arrow(con.sql(sql, params=list(params or [])).to_arrow_table())
@@ -71,15 +83,19 @@ def query(sql: str, params: Sequence | None = None, db: Path | None = None) -> p
         con.close()
 
 
-def tables(db: Path | None = None) -> frozenset[str]:
+def tables(db: Location | None = None) -> frozenset[str]:
     """Tables and views in the warehouse: which marts a page can read (a model may not be built yet)."""
     db = db or current_db()
-    if not db.exists():
+    if not exists(db):
         return frozenset()
-    return frozenset(query("SELECT table_name FROM information_schema.tables", db=db)["table_name"].to_list())
+    return frozenset(
+        query("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()", db=db)[
+            "table_name"
+        ].to_list()
+    )
 
 
-def has_marts(db: Path | None = None) -> bool:
+def has_marts(db: Location | None = None) -> bool:
     return "fct_io_results" in tables(db)
 
 
@@ -92,7 +108,7 @@ def disk_key(disk: str, host: str | None) -> str:
 # -- disks and series -------------------------------------------------------------------------------------------
 
 
-def disks(db: Path | None = None) -> pl.DataFrame:
+def disks(db: Location | None = None) -> pl.DataFrame:
     """Disks with benchmark results, the ones curves can be drawn for."""
     return query(
         "SELECT * FROM dim_disks WHERE disk_key IN (SELECT disk_key FROM fct_io_results) ORDER BY disk, host",
@@ -100,7 +116,7 @@ def disks(db: Path | None = None) -> pl.DataFrame:
     )
 
 
-def all_disk_keys(db: Path | None = None) -> list[str]:
+def all_disk_keys(db: Location | None = None) -> list[str]:
     """Every disk in the models (benchmarks or SQL statements), in one stable order: the order colours follow,
     so a disk keeps its colour on every page."""
     if "dim_disks" not in tables(db):
@@ -108,7 +124,7 @@ def all_disk_keys(db: Path | None = None) -> list[str]:
     return query("SELECT disk_key FROM dim_disks ORDER BY disk, host", db=db)["disk_key"].to_list()
 
 
-def disk_labels(db: Path | None = None) -> list[str]:
+def disk_labels(db: Location | None = None) -> list[str]:
     """Disk labels already used (raw layer, so it works before the first model build)."""
     db = db or current_db()
     if "raw_files" not in tables(db):
@@ -116,14 +132,14 @@ def disk_labels(db: Path | None = None) -> list[str]:
     return query("SELECT DISTINCT disk FROM raw_files ORDER BY disk", db=db)["disk"].to_list()
 
 
-def host_labels(db: Path | None = None) -> list[str]:
+def host_labels(db: Location | None = None) -> list[str]:
     db = db or current_db()
     if "raw_files" not in tables(db):
         return []
     return query("SELECT DISTINCT host FROM raw_files WHERE host IS NOT NULL ORDER BY host", db=db)["host"].to_list()
 
 
-def series_options(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def series_options(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """Pattern / operation / read % / block size / direction combinations measured on the chosen disks, the
     series measured on the most disks and at the most loads first."""
     keys = list(disk_keys)
@@ -141,7 +157,7 @@ def series_options(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataF
     )
 
 
-def shared_workload_disks(disk_keys: Sequence[str], db: Path | None = None) -> list[str]:
+def shared_workload_disks(disk_keys: Sequence[str], db: Location | None = None) -> list[str]:
     """The disks (of `disk_keys`, in their order) that share the workload measured on the most of them: what
     Compare opens on, so its first view compares like with like."""
     keys = list(disk_keys)
@@ -165,7 +181,7 @@ def shared_workload_disks(disk_keys: Sequence[str], db: Path | None = None) -> l
 # -- curves -----------------------------------------------------------------------------------------------------
 
 
-def curve_points(disk_keys: Sequence[str], series: Series, db: Path | None = None) -> pl.DataFrame:
+def curve_points(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
     """Every run of one series on the chosen disks, ordered by load, with the runs the curves go through
     (mart_curve_points): `best_at_load` the run the series' curve and saturation point use at a load,
     `best_for_tool` the one a tool's own line goes through, `best_at_threads_qd` the one per thread count and
@@ -191,7 +207,7 @@ def curve_points(disk_keys: Sequence[str], series: Series, db: Path | None = Non
 
 
 def saturation(
-    disk_keys: Sequence[str], series: Series, db: Path | None = None, tolerance: float | None = None
+    disk_keys: Sequence[str], series: Series, db: Location | None = None, tolerance: float | None = None
 ) -> pl.DataFrame:
     """mart_saturation_points (rule, USL fit, Kneedle) for one series on the chosen disks; at another
     `tolerance`, the same rule through the table macro the mart is built from (as `kneepoint saturation
@@ -209,14 +225,14 @@ def saturation(
     )
 
 
-def built_tolerance(db: Path | None = None) -> float:
+def built_tolerance(db: Location | None = None) -> float:
     """The tolerance the saturation marts were built with (dbt var saturation_tolerance)."""
     from kneepoint.ingest import units
 
     return units.var("saturation_tolerance")
 
 
-def saturation_by_threads(disk_keys: Sequence[str], series: Series, db: Path | None = None) -> pl.DataFrame:
+def saturation_by_threads(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
     """mart_saturation_by_threads: the saturation per thread count, the load being the queue depth."""
     if "mart_saturation_by_threads" not in tables(db):
         return pl.DataFrame()
@@ -244,7 +260,7 @@ def target_columns(found: LatencyTargetPoint | None, target_ms: float, threads: 
 
 
 def latency_target(
-    disk_keys: Sequence[str], series: Series | None, target_ms: float, db: Path | None = None
+    disk_keys: Sequence[str], series: Series | None, target_ms: float, db: Location | None = None
 ) -> dict[tuple[str, str], dict]:
     """Per disk and series (series_id): the largest measured load whose p99 latency (mean where the tool gave
     no p99) stays under `target_ms`, and its IOPS (ingest/analytics.latency_target_point over the run the curve
@@ -266,7 +282,7 @@ def latency_target(
     return {k: target_columns(latency_target_point(p, target_ms), target_ms) for k, p in points.items()}
 
 
-def saturation_overview(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def saturation_overview(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """Every series' saturation point on the chosen disks: the compare page's and the report's table of all
     workloads."""
     if "mart_saturation_points" not in tables(db):
@@ -279,7 +295,7 @@ def saturation_overview(disk_keys: Sequence[str], db: Path | None = None) -> pl.
     )
 
 
-def disk_grid(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def disk_grid(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """The CrystalDiskMark-style summary of each disk: per pure read or write workload (pattern and block size),
     the run at its best measured IOPS (mart_saturation_points.max_iops_outstanding_io) and the one at its lowest
     load, with their IOPS, throughput and latency (int_saturation_points keeps one run per load)."""
@@ -305,7 +321,7 @@ def disk_grid(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
 
 
 def latency_percentiles(
-    disk_keys: Sequence[str], series: Series, every_load: bool = False, db: Path | None = None
+    disk_keys: Sequence[str], series: Series, every_load: bool = False, db: Location | None = None
 ) -> pl.DataFrame:
     """fct_latency_distribution for the run each curve goes through: at the loads mart_percentile_loads picks
     (the lowest, the saturation point, the highest), or at every load (int_saturation_points)."""
@@ -330,7 +346,7 @@ def latency_percentiles(
 # -- checks -----------------------------------------------------------------------------------------------------
 
 
-def unit_checks(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def unit_checks(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """mart_unit_checks per tool and printed unit: records checked, off by more than the tolerance, the largest
     deviation."""
     keys = list(disk_keys)
@@ -346,7 +362,7 @@ def unit_checks(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFram
     )
 
 
-def unit_mismatches(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def unit_mismatches(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """The runs mart_unit_checks finds off, with their workload and source."""
     keys = list(disk_keys)
     return query(
@@ -363,7 +379,7 @@ def unit_mismatches(disk_keys: Sequence[str], db: Path | None = None) -> pl.Data
 # -- stored files -----------------------------------------------------------------------------------------------
 
 
-def stored_files(db: Path | None = None) -> pl.DataFrame:
+def stored_files(db: Location | None = None) -> pl.DataFrame:
     """Stored files from the raw layer (so the list works even when a model build failed), with their runs or
     statements and whether their original bytes are kept (a file imported from an anonymized bundle has none)."""
     from kneepoint.ingest.warehouse import list_files
@@ -397,7 +413,7 @@ def stored_files(db: Path | None = None) -> pl.DataFrame:
     )
 
 
-def stored_by_sha256(sha256s: Sequence[str], db: Path | None = None) -> dict[str, tuple[str, str]]:
+def stored_by_sha256(sha256s: Sequence[str], db: Location | None = None) -> dict[str, tuple[str, str]]:
     """Which of these byte strings are already stored: sha256 -> (file_id, disk). Not cached: it must be fresh."""
     db = db or current_db()
     if not sha256s or "raw_files" not in tables(db):
@@ -406,7 +422,7 @@ def stored_by_sha256(sha256s: Sequence[str], db: Path | None = None) -> dict[str
     return {s: (f, d) for s, f, d in df.rows()}
 
 
-def file_content(file_id: str, db: Path | None = None) -> tuple[str, bytes]:
+def file_content(file_id: str, db: Location | None = None) -> tuple[str, bytes]:
     """The original bytes of a stored file, with its stored name."""
     from kneepoint.ingest.warehouse import file_content as _file_content
 
@@ -425,14 +441,14 @@ def _statements_where(disk_keys: Sequence[str], file_id: str | None, prefix: str
     return where, [*disk_keys, *([file_id] if file_id else [])]
 
 
-def sql_disks(db: Path | None = None) -> list[str]:
+def sql_disks(db: Location | None = None) -> list[str]:
     """Disks with SET STATISTICS output stored."""
     if "fct_query_time" not in tables(db):
         return []
     return query("SELECT DISTINCT disk_key FROM fct_query_time ORDER BY disk_key", db=db)["disk_key"].to_list()
 
 
-def sql_files(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
+def sql_files(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     where, params = _statements_where(list(disk_keys), None)
     return query(
         f"""
@@ -444,7 +460,7 @@ def sql_files(disk_keys: Sequence[str], db: Path | None = None) -> pl.DataFrame:
     )
 
 
-def statements(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> pl.DataFrame:
+def statements(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """fct_query_time: one row per statement, in file order."""
     where, params = _statements_where(list(disk_keys), file_id)
     return query(
@@ -452,7 +468,7 @@ def statements(disk_keys: Sequence[str], file_id: str | None = None, db: Path | 
     )
 
 
-def statement_tables(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> pl.DataFrame:
+def statement_tables(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """fct_query_io: one row per table line, with its statement's totals beside it."""
     where, params = _statements_where(list(disk_keys), file_id)
     return query(
@@ -479,7 +495,7 @@ IO_COUNTERS = (
 )
 
 
-def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> pl.DataFrame:
+def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """I/O per table summed over the statements, as StatisticsParser's closing 'Totals' grid, with a Total row
     and each table's share of the logical reads."""
     where, params = _statements_where(list(disk_keys), file_id)
@@ -510,7 +526,7 @@ def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path 
     )
 
 
-def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path | None = None) -> dict:
+def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> dict:
     """CPU and elapsed times summed over the statements (StatisticsParser's compile / execution totals), and the
     workload's effective read throughput: bytes read over the execution time of the statements that read."""
     where, params = _statements_where(list(disk_keys), file_id)
@@ -536,7 +552,7 @@ def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Path |
 
 
 def statements_on_curve(
-    disk_keys: Sequence[str], series: Series, file_id: str | None = None, db: Path | None = None
+    disk_keys: Sequence[str], series: Series, file_id: str | None = None, db: Location | None = None
 ) -> pl.DataFrame:
     """mart_statements_on_curve for one series: each statement's effective read throughput placed on its disk's
     throughput curve (`curve_outstanding_io`: where the curve reaches it; null past the curve's best)."""

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 from kneepoint.ingest.units import PROJECT_ROOT
+from kneepoint.ingest.warehouse import Location
 
 SAMPLE_DIR = PROJECT_ROOT / "sample_data"
 
@@ -25,10 +24,10 @@ def sample_disk_keys() -> frozenset[str]:
     return frozenset(disk_key(s["disk"], s.get("host")) for s in sample_sets())
 
 
-def warehouse_is_empty(db: str | os.PathLike[str]) -> bool:
-    from kneepoint.ingest.warehouse import connect
+def warehouse_is_empty(db: Location) -> bool:
+    from kneepoint.ingest.warehouse import connect, exists
 
-    if not Path(db).exists():
+    if not exists(db):
         return True
     con = connect(db, read_only=True)
     try:
@@ -39,7 +38,7 @@ def warehouse_is_empty(db: str | os.PathLike[str]) -> bool:
         con.close()
 
 
-def load_sample_if_empty(db: str | os.PathLike[str]) -> int:
+def load_sample_if_empty(db: Location) -> int:
     """Ingest every sample set into an empty warehouse; returns the number of files added."""
     from kneepoint.ingest.build import build_models
     from kneepoint.ingest.load import ingest_inputs

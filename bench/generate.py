@@ -403,6 +403,36 @@ def _fio_text_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
     return "".join(parts).encode(), n_records
 
 
+def _fio_terse_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    """fio terse v3 (`--minimal`): a queue-depth sweep at 1 and 4 jobs, one line per run."""
+    from kneepoint.ingest.synth import fio_terse
+
+    disk = pool[p["disk"]]
+    pattern, operation, bs = FIO_TEXT_WORKLOADS[seed % len(FIO_TEXT_WORKLOADS)]
+    recs = [
+        rec
+        for k, jobs in enumerate((1, 4))
+        for rec in sweep(
+            disk.model,
+            "fio",
+            pattern=pattern,
+            operation=operation,
+            block_size_bytes=bs,
+            threads=(jobs,),
+            queue_depths=(1, 2, 4, 8, 16, 32, 64, 128),
+            duration_s=30.0,
+            seed=seed * 10 + k,
+            tool_version=FIO_VERSIONS[seed % len(FIO_VERSIONS)],
+            target=f"/dev/{disk.device}",
+            throughput_unit="B/s",
+            latency_unit="ns",
+        )
+    ]
+    for index, rec in enumerate(recs):
+        rec.run_index = index
+    return fio_terse.write(recs, disk=disk.device).encode(), len(recs)
+
+
 # STATISTICS IO/TIME: a session's Messages tab, 10-40 statements of a query mix over one server's disk, in the
 # languages and layouts users paste (SSMS English mostly, CRLF; some as T-SQL comments in a script).
 SQL_TABLES = (
@@ -530,6 +560,7 @@ SPECS: dict[str, BenchSpec] = {
     "diskspd": BenchSpec(500, 3, _diskspd_file, 10, lambda d, n: f"diskspd-sweep-{n:03d}.txt"),
     "diskspd_xml": BenchSpec(500, 2, _diskspd_file, 10, lambda d, n: f"diskspd-{n:03d}.xml"),
     "fio_text": BenchSpec(1_000, 4, _fio_text_file, 20, lambda d, n: f"fio-sweep-{n:03d}.txt"),
+    "fio_terse": BenchSpec(1_000, 2, _fio_terse_file, 20, lambda d, n: f"fio-minimal-{n:03d}.txt"),
 }
 
 

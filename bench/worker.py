@@ -287,7 +287,34 @@ def job_curve(args: Result) -> Result:
     return {"fact_rows": fact_rows, "points_one_disk": points, "disks": len(five), "timings": timings, "stages": stages}
 
 
+def job_prepare_changes(args: Result) -> Result:
+    """The warehouse the changes stage changes: one fio file ingested, or `rows` fact rows (bench/rows.py) and a
+    full build, as a user's warehouse is after its first ingest."""
+    import shutil
+
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_paths
+
+    db = Path(args["db"])
+    for path in (db, Path(f"{db}.wal")):
+        path.unlink(missing_ok=True)
+    shutil.rmtree(args["files"], ignore_errors=True)
+    t0 = _clock()
+    if args["rows"]:
+        from bench.rows import make_rows_db
+
+        make_rows_db(db, int(args["rows"]))
+        build_models(db, full_refresh=True).raise_for_failure()
+    else:
+        report = ingest_inputs(db, iter_paths([args["file"]]), disk="bench changes")
+        assert report.build is not None
+        report.build.raise_for_failure()
+    return {"stages": {"prepare_s": _clock() - t0}}
+
+
 JOBS: dict[str, Callable[[Result], Result]] = {
+    "prepare_changes": job_prepare_changes,
     "parse": job_parse,
     "json_floor": job_json_floor,
     "duckdb_read_json": job_duckdb_read_json,

@@ -13,6 +13,11 @@ kinds of build:
     none       nothing changed since the last build
 
 `kneepoint build` runs every dbt test (and dbt's unit tests) over every row after bringing the models up to date.
+
+One build runs at a time per warehouse (warehouse.building). On DuckDB a command waits for it: one process holds
+the file, and its sessions' builds are short. On PostgreSQL many hosts upload at once and none waits for another's
+build: a command whose build finds another running leaves its changes to that build, which, when done, builds
+again while changes arrived meanwhile (at most MAX_ROUNDS times; what is left then waits for the next command).
 The state says what the models were built up to and from which definition (kneepoint_build_state); it moves
 only when a build succeeds, so a build killed half-way is done again, whole, by the next command.
 
@@ -35,11 +40,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
-from kneepoint.ingest import __version__, formats
+from kneepoint.ingest import __version__, formats, postgres
 from kneepoint.ingest.units import PROJECT_ROOT
-from kneepoint.ingest.warehouse import FILE_CHANGE_LOCK, connect, latest_change, transaction
+from kneepoint.ingest.warehouse import (
+    FILE_CHANGE_LOCK,
+    Connection,
+    Location,
+    building,
+    connect,
+    insert_rows,
+    is_postgres,
+    latest_change,
+    locate,
+    transaction,
+)
 
 # The files whose content decides what the models hold: a change to any of them rebuilds everything.
 _DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analytics.py")
@@ -55,6 +69,7 @@ _INCREMENTAL_MODELS = (
     "int_saturation_points",
     "int_saturation_thread_points",
     "mart_usl_fits",
+    "kneepoint_usl_fits",
     "mart_saturation_points",
     "mart_saturation_by_threads",
     "mart_percentile_loads",
@@ -62,16 +77,35 @@ _INCREMENTAL_MODELS = (
 )
 
 Progress = Callable[[str], None]
+# Rounds a PostgreSQL build makes while others' changes keep arriving (module docstring).
+MAX_ROUNDS = 5
 
 
 @dataclass(slots=True)
 class BuildResult:
     success: bool
     failures: list[str] = field(default_factory=list)
-    kind: str = "none"  # "changes" | "full" | "none"
+    kind: str = "none"  # "changes" | "full" | "none" | "elsewhere" (another command's build covers them)
     changes: int = 0  # changes the build covered (files stored, relabelled, deleted)
     seconds: float = 0.0
     node_seconds: dict[str, float] = field(default_factory=dict)  # dbt's own time per model and test
+    left: int = 0  # changes that arrived meanwhile and wait for the next build (PostgreSQL, after MAX_ROUNDS)
+
+    def then(self, later: BuildResult) -> BuildResult:
+        """This build followed by another round of it (PostgreSQL: changes that arrived meanwhile)."""
+        if later.kind in ("none", "elsewhere"):
+            kind = self.kind
+        else:
+            kind = "full" if "full" in (self.kind, later.kind) else later.kind
+        return BuildResult(
+            self.success and later.success,
+            self.failures + later.failures,
+            kind,
+            self.changes + later.changes,
+            self.seconds + later.seconds,
+            {**self.node_seconds, **later.node_seconds},
+            later.left,
+        )
 
     def raise_for_failure(self) -> None:
         if not self.success:
@@ -86,21 +120,42 @@ class _Plan:
 
 
 def build_models(
-    db: str | os.PathLike[str],
+    db: Location | str | os.PathLike[str],
     full_refresh: bool = False,
     all_tests: bool = False,
     progress: Progress | None = None,
+    wait: bool | None = None,
 ) -> BuildResult:
     """Bring the models of the warehouse `db` up to date with its raw layer (see the module's docstring).
 
     `all_tests`: run every dbt test over every row, as `kneepoint build` does; otherwise a change runs the tests
-    that guard a change, over the rows it changed. The caller may hold its own connection to `db` (DuckDB shares
-    the open database inside one process, so other processes stay out until the caller lets go)."""
+    that guard a change, over the rows it changed. `wait` for another command's build to end (default: on DuckDB,
+    and for `all_tests` or `full_refresh`); otherwise leave the changes to it (kind "elsewhere"). The caller may
+    hold its own connection to `db` (DuckDB shares the open database inside one process, so other processes stay
+    out until the caller lets go)."""
+    db = locate(db)
+    if wait is None:
+        wait = not is_postgres(db) or all_tests or full_refresh
+    result = BuildResult(True, kind="none")
+    for _ in range(MAX_ROUNDS if is_postgres(db) else 1):
+        with building(db, wait) as held:
+            if not held:
+                return BuildResult(True, kind="elsewhere") if result.kind == "none" else result
+            result = result.then(_build_once(db, full_refresh, all_tests, progress))
+        # Let go first, then look: a change committed after this look finds the lock free and builds itself.
+        if not result.success or not is_postgres(db) or not models_behind(db):
+            return result
+        full_refresh = all_tests = False
+    result.left = _changes_left(db)
+    return result
+
+
+def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Progress | None) -> BuildResult:
     started = time.perf_counter()
     with FILE_CHANGE_LOCK:
         con = connect(db)
         try:
-            plan = _plan(con, full_refresh)
+            plan = _plan(con, full_refresh, cutoff=True)
             if plan.kind == "none" and not all_tests:
                 return BuildResult(True, kind="none", seconds=time.perf_counter() - started)
             test_scope = "all" if all_tests or plan.kind == "full" else "changed"
@@ -119,10 +174,21 @@ def build_models(
             _say(progress, "rebuilding every model from the raw layer")
         elif plan.kind == "changes":
             _say(progress, f"building {_changes(plan)}")
+        # Two dbt phases with the USL fits between them: the models that make the points, the fits (Python, the
+        # same on every engine: a least-squares fit has no portable SQL), then the models that read them.
         args = ["build"] + (["--full-refresh"] if plan.kind == "full" else [])
-        if not all_tests:
-            args += ["--selector", "change_full" if plan.kind == "full" else "change"]
-        run = run_dbt(db, args, progress)
+        if all_tests:
+            first, second = [*args, "--exclude", "mart_usl_fits+"], [*args, "--select", "mart_usl_fits+"]
+        else:
+            selector = "change_full" if plan.kind == "full" else "change"
+            first, second = [*args, "--selector", f"{selector}_points"], [*args, "--selector", f"{selector}_fits"]
+        run = run_dbt(db, first, progress)
+        if not run.failures and plan.kind != "none":
+            fitted = refit(db, every_series=plan.kind == "full", progress=progress)
+            run = run.then(run_dbt(db, second, progress))
+            run.node_seconds["usl fits (ingest/analytics.py)"] = fitted
+        elif not run.failures:
+            run = run.then(run_dbt(db, second, progress))
         if not run.failures:
             _record_built(db, plan)
     return BuildResult(
@@ -135,9 +201,57 @@ def build_models(
     )
 
 
-def run_model_tests(db: str | os.PathLike[str], select: list[str] | None = None) -> list[str]:
+def _changes_left(db: Location) -> int:
+    con = connect(db)
+    try:
+        built = con.execute("SELECT coalesce(max(built_seq), 0) FROM kneepoint_build_state").fetchall()[0][0]
+        return con.execute("SELECT count(*) FROM raw_file_changes WHERE change_seq > ?", [built]).fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def refit(db: Location, every_series: bool, progress: Progress | None = None) -> float:
+    """Fit the USL and find the Kneedle knee of the series whose points this build changed (every series on a full
+    refresh), into kneepoint_usl_fits, in one transaction; the seconds it took."""
+    import pyarrow as pa
+
+    from kneepoint.ingest.analytics import series_fits_many
+    from kneepoint.ingest.schema import USL_FITS
+
+    started = time.perf_counter()
+    changed = "" if every_series else "WHERE series_id IN (SELECT series_id FROM kneepoint_changed_series)"
+    key = ("series_id", "disk_key", "pattern", "operation", "read_pct", "block_size_bytes", "direction")
+    con = connect(db)
+    try:
+        # Columns, not rows of Python tuples: at 10M fact rows the points are ~0.9M.
+        points = con.sql(
+            f"SELECT {', '.join(key)}, CAST(outstanding_io AS DOUBLE PRECISION) AS x, "
+            "CAST(iops AS DOUBLE PRECISION) AS y "
+            f"FROM int_saturation_points {changed} ORDER BY series_id, outstanding_io"
+        ).to_arrow_table()
+        ids = points.column("series_id").to_pylist()
+        x, y = points.column("x").to_numpy(), points.column("y").to_numpy()
+        starts = [i for i in range(len(ids)) if i == 0 or ids[i] != ids[i - 1]] + [len(ids)]
+        series = [(x[a:b].tolist(), y[a:b].tolist()) for a, b in zip(starts, starts[1:], strict=False)]
+        _say(progress, f"fitting the USL to {len(series)} series")
+        fits = series_fits_many(series)
+        firsts = points.take(starts[:-1]) if series else points.slice(0, 0)
+        columns = {name: firsts.column(name) for name in key}
+        columns["points"] = pa.array([len(loads) for loads, _ in series], pa.int64())
+        for name in USL_FITS.column_names[len(key) + 1 :]:
+            columns[name] = pa.array([f[name] for f in fits], USL_FITS.arrow_schema().field(name).type)
+        rows = pa.table(columns, schema=USL_FITS.arrow_schema())
+        with transaction(con):
+            con.execute(f"DELETE FROM kneepoint_usl_fits {changed}")
+            insert_rows(con, "kneepoint_usl_fits", rows)
+    finally:
+        con.close()
+    return round(time.perf_counter() - started, 4)
+
+
+def run_model_tests(db: Location, select: list[str] | None = None) -> list[str]:
     """Run dbt's tests (those `select` names, else all) over every row of the built models; their failures."""
-    with FILE_CHANGE_LOCK:
+    with building(db):
         con = connect(db)
         try:
             con.execute("UPDATE kneepoint_build_window SET test_scope = 'all'")
@@ -146,14 +260,20 @@ def run_model_tests(db: str | os.PathLike[str], select: list[str] | None = None)
         return run_dbt(db, ["test", *(["--select", *select] if select else [])]).failures
 
 
-def models_behind(con: duckdb.DuckDBPyConnection) -> bool:
+def models_behind(where: Connection | Location) -> bool:
     """Whether the models lag the raw layer: a change past the last build, another project definition, a model
     table missing, or never built (an empty warehouse needs no build)."""
-    return _plan(con, full_refresh=False).kind != "none"
+    if isinstance(where, Connection):
+        return _plan(where, full_refresh=False).kind != "none"
+    con = connect(where, read_only=True)
+    try:
+        return _plan(con, full_refresh=False).kind != "none"
+    finally:
+        con.close()
 
 
-def _plan(con: duckdb.DuckDBPyConnection, full_refresh: bool) -> _Plan:
-    latest = latest_change(con)
+def _plan(con: Connection, full_refresh: bool, cutoff: bool = False) -> _Plan:
+    latest = latest_change(con, cutoff=cutoff)
     state = con.execute("SELECT built_seq, project_hash FROM kneepoint_build_state").fetchall()
     if state and not full_refresh and state[0][1] == project_hash() and _models_present(con):
         built = state[0][0]
@@ -163,15 +283,17 @@ def _plan(con: duckdb.DuckDBPyConnection, full_refresh: bool) -> _Plan:
     return _Plan("full", 0, latest)
 
 
-def _models_present(con: duckdb.DuckDBPyConnection) -> bool:
+def _models_present(con: Connection) -> bool:
     n = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND list_contains(?, table_name)",
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
+        "AND table_catalog = current_database() AND table_type = 'BASE TABLE' "
+        "AND table_name IN (SELECT unnest(?::VARCHAR[]))",
         [list(_INCREMENTAL_MODELS)],
     ).fetchall()[0][0]
     return n == len(_INCREMENTAL_MODELS)
 
 
-def _record_built(db: str | os.PathLike[str], plan: _Plan) -> None:
+def _record_built(db: Location, plan: _Plan) -> None:
     """The build's work is done: its cut-off becomes the state, the series it recomputed are forgotten."""
     con = connect(db)
     try:
@@ -226,8 +348,11 @@ class DbtRun:
     failures: list[str]  # empty: success
     node_seconds: dict[str, float]  # dbt's own time per node (model, test) that ran
 
+    def then(self, other: DbtRun) -> DbtRun:
+        return DbtRun(self.failures + other.failures, {**self.node_seconds, **other.node_seconds})
 
-def run_dbt(db: str | os.PathLike[str], args: list[str], progress: Progress | None = None) -> DbtRun:
+
+def run_dbt(db: Location, args: list[str], progress: Progress | None = None) -> DbtRun:
     """Run one dbt command (`["build", ...]`, `["docs", "generate"]`) against `db` with the kept manifest.
 
     dbtRunner is not safe to run twice at once in one process (Streamlit serves sessions on threads): callers
@@ -241,7 +366,8 @@ def run_dbt(db: str | os.PathLike[str], args: list[str], progress: Progress | No
         res = dbtRunner(manifest=manifest, callbacks=[_progress_callback(progress)]).invoke(
             [*args, *_common_args(db), *quiet]
         )
-        _release_duckdb(failed=not res.success)
+        if not is_postgres(db):
+            _release_duckdb(failed=not res.success)
     failures: list[str] = []
     if res.exception is not None:
         failures.append(f"{type(res.exception).__name__}: {res.exception}")
@@ -256,9 +382,11 @@ def run_dbt(db: str | os.PathLike[str], args: list[str], progress: Progress | No
     return DbtRun(failures, seconds)
 
 
-def _common_args(db: str | os.PathLike[str]) -> list[str]:
+def _common_args(db: Location) -> list[str]:
     target = target_path(db)
     return [
+        "--target",
+        "team" if is_postgres(db) else "local",
         "--project-dir",
         str(PROJECT_ROOT),
         "--profiles-dir",
@@ -274,20 +402,35 @@ def _common_args(db: str | os.PathLike[str]) -> list[str]:
     ]
 
 
-def target_path(db: str | os.PathLike[str]) -> Path:
+def target_path(db: Location | str | os.PathLike[str]) -> Path:
     """dbt's target folder for this warehouse: $KNEEPOINT_DBT_TARGET, else a cache folder of the user's."""
     if explicit := os.environ.get("KNEEPOINT_DBT_TARGET"):
         return Path(explicit)
+    db = locate(db)
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "kneepoint" / "dbt" / hashlib.sha256(str(Path(db).resolve()).encode()).hexdigest()[:16]
+    name = db.key if isinstance(db, postgres.Target) else str(db)
+    return cache / "kneepoint" / "dbt" / hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
 @contextmanager
-def _warehouse_env(db: str | os.PathLike[str]) -> Iterator[None]:
-    """profiles.yml reads the warehouse's path from KNEEPOINT_DB; dbt sends nothing anywhere."""
-    saved = {k: os.environ.get(k) for k in ("KNEEPOINT_DB", "DBT_SEND_ANONYMOUS_USAGE_STATS")}
-    os.environ["KNEEPOINT_DB"] = str(Path(db).resolve())
-    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+def _warehouse_env(db: Location) -> Iterator[None]:
+    """profiles.yml reads the warehouse from these variables (KNEEPOINT_DB: the DuckDB file; KNEEPOINT_PG_*: the
+    PostgreSQL server, set for the run only, in this process only); dbt sends nothing anywhere."""
+    if isinstance(db, postgres.Target):
+        values = {
+            "KNEEPOINT_PG_HOST": db.host,
+            "KNEEPOINT_PG_PORT": str(db.port),
+            "KNEEPOINT_PG_USER": db.user,
+            "KNEEPOINT_PG_PASSWORD": db.password,
+            "KNEEPOINT_PG_DBNAME": db.dbname,
+            "KNEEPOINT_PG_SCHEMA": postgres.SCHEMA,
+            "KNEEPOINT_PG_SSLMODE": db.connect_kwargs().get("sslmode", "prefer"),
+        }
+    else:
+        values = {"KNEEPOINT_DB": str(Path(db).resolve())}
+    values["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
     try:
         yield
     finally:
@@ -303,7 +446,7 @@ _MANIFESTS: dict[str, Any] = {}
 _KEPT_MANIFEST_FILES = 8
 
 
-def _manifest(db: str | os.PathLike[str]) -> Any:
+def _manifest(db: Location) -> Any:
     """The parsed project for this warehouse (dbt's nodes name the database after the warehouse file's stem), from
     this process, from the pickle a previous command left, or parsed now (dbt's partial parsing helps)."""
     from dbt.cli.main import dbtRunner
@@ -361,13 +504,17 @@ def _kept_field(f: Any) -> bool:
     return f.init and not f.name.startswith("_")
 
 
-def _manifest_key(db: str | os.PathLike[str]) -> str:
+def _manifest_key(db: Location) -> str:
     from importlib.metadata import version
 
     h = hashlib.sha256()
-    # dbt-duckdb names the database after the file's stem and writes that name into every node: a manifest fits
-    # any warehouse file of the same stem (the path itself is not in it).
-    for part in (_files_hash(_PARSED), version("dbt-core"), version("dbt-duckdb"), Path(db).stem):
+    # dbt names each node's database after the warehouse (dbt-duckdb: the file's stem; dbt-postgres: the
+    # database) and writes that name into every node: a manifest fits any warehouse of the same name and engine.
+    if isinstance(db, postgres.Target):
+        parts = ("postgres", version("dbt-postgres"), db.dbname, postgres.SCHEMA)
+    else:
+        parts = ("duckdb", version("dbt-duckdb"), Path(db).stem)
+    for part in (_files_hash(_PARSED), version("dbt-core"), *parts):
         h.update(part.encode() + b"\0")
     return h.hexdigest()
 

@@ -1,4 +1,5 @@
-"""The one error type parsers and the loader raise for bad input."""
+"""The errors kneepoint raises: bad input (ParseError), a busy DuckDB file, and the database errors of the
+PostgreSQL warehouse in engine-neutral words."""
 
 from __future__ import annotations
 
@@ -27,3 +28,24 @@ class ParseError(ValueError):
 
 class WarehouseBusy(RuntimeError):
     """Another process holds the DuckDB file open for writing."""
+
+
+class DatabaseError(RuntimeError):
+    """A statement the warehouse refused, in words of its own: what the PostgreSQL connection raises
+    (ingest/postgres.py), beside DuckDB's own exceptions for the embedded file."""
+
+
+class ConstraintViolation(DatabaseError):
+    """A UNIQUE, PRIMARY KEY or NOT NULL constraint refused a row (the same file stored twice at once)."""
+
+
+class MissingTable(DatabaseError):
+    """A table or function that is not (yet) in the warehouse."""
+
+
+class WarehouseFailure(DatabaseError):
+    """The warehouse itself failed (connection lost, disk full): nothing more can be stored until it is fixed."""
+
+
+class ReadOnlyWarehouse(DatabaseError):
+    """The account kneepoint connects with may read the warehouse but not change it."""

@@ -34,11 +34,13 @@ from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import Labels, check_labels
 from kneepoint.ingest.sources import InputError, InputFile
 from kneepoint.ingest.warehouse import (
+    Connection,
     PreparedFile,
     StoreError,
     StoreResult,
     attach_tables,
     connect,
+    is_postgres,
     prepare_file,
     raw_tables,
     store_batch,
@@ -183,11 +185,8 @@ def ingest_inputs(
     with _worker_pool(workers) as pool:
         con = connect(db)
         try:
-            con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
-            try:
+            with _bulk_checkpoints(con):
                 _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress)
-            finally:
-                _reset_checkpoint_threshold(con)
             if pool is not None and build:
                 # The build ends an ingest: its memory matters more than the next call's pool start.
                 _POOL.close_if_idle(besides=pool)
@@ -473,7 +472,7 @@ def _in_order(items: list[InputError | str], prepared: list[_Prepared]) -> Itera
 
 
 def _store_all(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     entries: Iterator[_Entry],
     report: IngestReport,
     progress: Callable[[FileOutcome], None] | None,
@@ -546,10 +545,20 @@ def _outcome(entry: _Entry, stored: Iterator[StoreResult | StoreError]) -> tuple
     return outcome, False
 
 
-def _reset_checkpoint_threshold(con: duckdb.DuckDBPyConnection) -> None:
-    # On a failed warehouse this fails too; the error that matters was reported already.
-    with suppress(duckdb.Error):
-        con.execute("RESET checkpoint_threshold")
+@contextmanager
+def _bulk_checkpoints(con: Connection) -> Iterator[None]:
+    """DuckDB folds its write-ahead log less often while files go in (BULK_CHECKPOINT_THRESHOLD); PostgreSQL
+    has no such setting per session."""
+    if is_postgres(con):
+        yield
+        return
+    con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
+    try:
+        yield
+    finally:
+        # On a failed warehouse this fails too; the error that matters was reported already.
+        with suppress(duckdb.Error):
+            con.execute("RESET checkpoint_threshold")
 
 
 def _duplicate_reason(stored: StoreResult, sha256: str, disk: str, host: str | None) -> str:

@@ -140,6 +140,20 @@ QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name != "
 Record = IoRecord | QueryIoRecord | QueryTimeRecord
 
 
+class ParsedRecords(list):  # type: ignore[type-arg]
+    """What a parser's parse() may return instead of a plain list: its records, and warnings about the lines it could
+    not read while it kept the rest of the file (each `line N: what was wrong`), which reach ParsedFile.warnings."""
+
+    def __init__(self, records: list[Record] | None = None, warnings: list[str] | None = None) -> None:
+        super().__init__(records or [])
+        self.warnings: list[str] = list(warnings or [])
+
+
+def line_warning(line: int, what: str) -> str:
+    """A warning about one line of the input, as ParsedFile.warnings holds them."""
+    return f"line {line}: {what}"
+
+
 @dataclass(slots=True)
 class ParsedFile:
     """What one parser made of one file."""

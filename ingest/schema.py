@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from kneepoint.ingest.records import IoRecord, QueryIoRecord, QueryTimeRecord
 
-# SQL type -> Arrow type. The names are DuckDB's; PostgreSQL's are derived where that engine is used.
+# SQL type -> Arrow type. The names are DuckDB's; PostgreSQL's differ for two of them (sql_type).
 ARROW_TYPES = {
     "VARCHAR": pa.string(),
     "INTEGER": pa.int32(),
@@ -33,6 +33,13 @@ ARROW_TYPES = {
     "BLOB": pa.binary(),
     "VARCHAR[]": pa.list_(pa.string()),
 }
+_POSTGRES_TYPES = {"DOUBLE": "DOUBLE PRECISION", "BLOB": "BYTEA"}
+DIALECTS = ("duckdb", "postgres")
+
+
+def sql_type(declared: str, dialect: str = "duckdb") -> str:
+    """A declared (DuckDB) type in the engine's words."""
+    return _POSTGRES_TYPES.get(declared, declared) if dialect == "postgres" else declared
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,9 +62,9 @@ class Table:
     def column_names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
 
-    def ddl(self) -> str:
+    def ddl(self, dialect: str = "duckdb") -> str:
         lines = [
-            f"    {c.name} {c.type}"
+            f"    {c.name} {sql_type(c.type, dialect)}"
             + (" PRIMARY KEY" if c.name == self.primary_key else "")
             + (" UNIQUE" if c.name in self.unique else "")
             + (" NOT NULL" if c.not_null and c.name != self.primary_key else "")
@@ -227,6 +234,31 @@ BUILD_WINDOW = Table(
 CHANGED_SERIES = Table("kneepoint_changed_series", (Column("series_id", "VARCHAR", not_null=True),))
 # The benchmark tools the format modules read (ingest/formats, each module's TOOLS): the dbt tests accept those.
 KNOWN_TOOLS = Table("kneepoint_known_tools", (Column("tool", "VARCHAR", not_null=True),))
+# The USL and Kneedle fits of the series (ingest/build.py computes them with ingest/analytics.py between the dbt
+# models that make the points and those that read them; mart_usl_fits presents them).
+USL_FITS = Table(
+    "kneepoint_usl_fits",
+    (
+        Column("series_id", "VARCHAR", not_null=True),
+        Column("disk_key", "VARCHAR", not_null=True),
+        Column("pattern", "VARCHAR"),
+        Column("operation", "VARCHAR"),
+        Column("read_pct", "DOUBLE"),
+        Column("block_size_bytes", "BIGINT"),
+        Column("direction", "VARCHAR"),
+        Column("points", "BIGINT", not_null=True),
+        Column("usl_fitted", "BOOLEAN", not_null=True),
+        Column("usl_lambda_iops", "DOUBLE"),
+        Column("usl_sigma", "DOUBLE"),
+        Column("usl_kappa", "DOUBLE"),
+        Column("usl_peak_outstanding_io", "DOUBLE"),
+        Column("usl_peak_iops", "DOUBLE"),
+        Column("usl_r_squared", "DOUBLE"),
+        Column("usl_note", "VARCHAR"),
+        Column("kneedle_outstanding_io", "DOUBLE"),
+    ),
+    primary_key="series_id",
+)
 # Which declaration the warehouse was completed to (schema_hash): a connect checks one row, not the catalog.
 SCHEMA_VERSION = Table("kneepoint_schema", (Column("schema_hash", "VARCHAR", not_null=True),))
 
@@ -237,19 +269,31 @@ TABLES: dict[str, Table] = {
     BUILD_WINDOW.name: BUILD_WINDOW,
     CHANGED_SERIES.name: CHANGED_SERIES,
     KNOWN_TOOLS.name: KNOWN_TOOLS,
+    USL_FITS.name: USL_FITS,
     SCHEMA_VERSION.name: SCHEMA_VERSION,
 }
 
 
 @cache
-def ddl() -> str:
-    """Every table and the change sequence, created where missing."""
-    return "\n".join([f"CREATE SEQUENCE IF NOT EXISTS {CHANGE_SEQUENCE} START 1;", *(t.ddl() for t in TABLES.values())])
+def ddl(dialect: str = "duckdb") -> str:
+    """Every table and the change sequence, created where missing. PostgreSQL also gets an index on the file id of
+    each raw table that has no key on it: a delete, a relabel's build and the staging models find a file's rows by
+    it, where DuckDB's zone maps serve without one."""
+    assert dialect in DIALECTS, dialect
+    statements = [f"CREATE SEQUENCE IF NOT EXISTS {CHANGE_SEQUENCE} START 1;"]
+    statements += [t.ddl(dialect) for t in TABLES.values()]
+    if dialect == "postgres":
+        statements += [
+            f"CREATE INDEX IF NOT EXISTS {t.name}_file_id ON {t.name} (file_id);"
+            for t in (*RAW_TABLES.values(), RAW_FILE_CHANGES)
+            if t.primary_key != "file_id"
+        ]
+    return "\n".join(statements)
 
 
 @cache
-def schema_hash() -> str:
-    return hashlib.sha256(ddl().encode()).hexdigest()[:16]
+def schema_hash(dialect: str = "duckdb") -> str:
+    return hashlib.sha256(ddl(dialect).encode()).hexdigest()[:16]
 
 
 def arrow_schema(table: str, prepared: bool = False) -> pa.Schema:

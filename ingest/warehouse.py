@@ -1,11 +1,17 @@
-"""The DuckDB warehouse: the raw layer that `ingest` writes and everything downstream is built from.
+"""The warehouse: the raw layer that `ingest` writes and everything downstream is built from.
+
+Two engines hold it: an embedded DuckDB file (the default: one person) or a PostgreSQL database (a team's shared
+warehouse, `postgresql://...`: ingest/postgres.py). The statements here are written once where both engines speak
+the SQL, and per engine where they do not (the raw layer's DDL types, locks, bulk inserts).
 
 A file is stored whole or not at all (one transaction per file, or per batch of whole files for a large
 ingest); the same bytes are stored once (sha256); bulk rows go in through Arrow. Every change (a file stored,
 relabelled or deleted) appends to the change log `raw_file_changes` in the same transaction, numbered in commit
 order: a model build covers the changes up to the number it read when it started (ingest/build.py).
 Only one process can write a DuckDB file: `connect` waits a bounded time for another writer and then
-raises WarehouseBusy naming the process that holds it.
+raises WarehouseBusy naming the process that holds it. A PostgreSQL warehouse takes writers from many hosts at once:
+a build's cut-off waits for the changes already numbered to commit (a table lock), and builds, relabels and
+deletes exclude each other with advisory locks (`building`, `changing_files`).
 """
 
 from __future__ import annotations
@@ -24,14 +30,17 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from kneepoint.ingest import __version__, schema, units
-from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest import __version__, postgres, schema, units
+from kneepoint.ingest.errors import ConstraintViolation, DatabaseError, MissingTable, WarehouseBusy, WarehouseFailure
 from kneepoint.ingest.labels import check_label
 from kneepoint.ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
 from kneepoint.ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
 from kneepoint.ingest.schema import ROW_TABLES
 
 DEFAULT_DB = "warehouse.duckdb"
+# Where a warehouse is: a DuckDB file, or a PostgreSQL database by its URL.
+Location = Path | postgres.Target
+Connection = duckdb.DuckDBPyConnection | postgres.Connection
 LOCK_WAIT_S = float(os.environ.get("KNEEPOINT_LOCK_WAIT_S", "15"))
 
 # Children first: the order `delete_file` empties them in (inserts go parents first).
@@ -42,6 +51,14 @@ __all__ = ["ROW_TABLES", "RAW_TABLES"]
 _LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
 _LOCK_FAILED = "Could not set lock on file"
 _HANDLE_CONFLICT = "Unique file handle conflict"
+# What the engines raise when a constraint refuses a row, when the warehouse itself fails, for any statement.
+_REFUSED = (duckdb.ConstraintException, ConstraintViolation)
+_FAILED = (duckdb.FatalException, duckdb.IOException, WarehouseFailure)
+_ANY_ERROR = (duckdb.Error, DatabaseError)
+# PostgreSQL advisory lock keys (any bigint; these spell "kneepoint" roughly): the schema's creation, and builds
+# (held exclusively from a build's start to its end; relabel and delete hold it shared, so they wait for a build).
+_SCHEMA_LOCK_KEY = 0x6B6E_6565_0001
+BUILD_LOCK_KEY = 0x6B6E_6565_0002
 _SCHEMA_LOCK = threading.Lock()
 
 # A change's number is taken and committed under this lock, and a build reads the newest number under it too:
@@ -65,9 +82,33 @@ class StoreError(RuntimeError):
         self.fatal = fatal
 
 
-def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """--db beats KNEEPOINT_DB beats ./warehouse.duckdb."""
-    return Path(explicit or os.environ.get("KNEEPOINT_DB") or DEFAULT_DB).resolve()
+def locate(explicit: str | os.PathLike[str] | postgres.Target | None = None) -> Location:
+    """--db beats KNEEPOINT_DB beats ./warehouse.duckdb; a postgresql:// URL names a PostgreSQL warehouse."""
+    where = explicit or os.environ.get("KNEEPOINT_DB") or DEFAULT_DB
+    if isinstance(where, postgres.Target):
+        return where
+    if postgres.is_url(str(where)):
+        return postgres.Target(str(where))
+    return Path(where).resolve()
+
+
+def is_postgres(where: Location | Connection | str | os.PathLike[str]) -> bool:
+    return isinstance(where, postgres.Target | postgres.Connection) or postgres.is_url(where)
+
+
+def _dialect(con: Connection) -> str:
+    return "postgres" if isinstance(con, postgres.Connection) else "duckdb"
+
+
+def exists(where: Location) -> bool:
+    """Whether there is a warehouse to read: the DuckDB file, or a PostgreSQL database holding the raw layer."""
+    if not is_postgres(where):
+        return Path(where).exists()
+    con = postgres.Connection(locate(where), read_only=True)
+    try:
+        return bool(con.execute("SELECT to_regclass('raw_files') IS NOT NULL").fetchone()[0])
+    finally:
+        con.close()
 
 
 # Told once per connect that has to wait for another process's lock (the command line says so on stderr).
@@ -81,12 +122,27 @@ def notify_waits(callback: Callable[[Path, str], None] | None) -> None:
 
 
 def connect(
-    path: str | os.PathLike[str], read_only: bool = False, wait_s: float | None = None
-) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse; wait up to `wait_s` for another process's write lock, then fail clearly.
+    where: Location | str | os.PathLike[str], read_only: bool = False, wait_s: float | None = None
+) -> Connection:
+    """Open the warehouse; wait up to `wait_s` for another process's write lock on a DuckDB file, then fail clearly.
 
     A read-write connection completes the schema of a new or older warehouse."""
-    path = Path(path)
+    if is_postgres(where):
+        con: Connection = postgres.Connection(locate(where), read_only=read_only)
+    else:
+        con = _connect_duckdb(Path(where), read_only, wait_s)
+    if not read_only and not _schema_current(con):
+        # Threads (or, on PostgreSQL, hosts) opening a new warehouse at once would all create the raw layer.
+        with _SCHEMA_LOCK:
+            try:
+                _complete_schema(con)
+            except BaseException:
+                con.close()
+                raise
+    return con
+
+
+def _connect_duckdb(path: Path, read_only: bool, wait_s: float | None) -> duckdb.DuckDBPyConnection:
     wait_s = LOCK_WAIT_S if wait_s is None else wait_s
     if read_only and not path.exists():
         raise FileNotFoundError(f"no warehouse at {path}: ingest a file first (kneepoint ingest FILE --disk LABEL)")
@@ -118,35 +174,27 @@ def connect(
                 ) from None
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 1.0)
-    if not read_only and not _schema_current(con):
-        # Threads opening a new warehouse at once would all create the raw layer and conflict in DuckDB's catalog.
-        with _SCHEMA_LOCK:
-            if not _schema_current(con):
-                try:
-                    _complete_schema(con, _missing_columns(con))
-                except BaseException:
-                    con.close()
-                    raise
     return con
 
 
-def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
+def _schema_current(con: Connection) -> bool:
     """Whether the warehouse holds this version's schema: one row read, where comparing the catalog with the
     declaration costs ~15 ms on every connect."""
     try:
         found = con.execute("SELECT schema_hash FROM kneepoint_schema").fetchall()
-    except duckdb.CatalogException:
+    except (duckdb.CatalogException, MissingTable):
         return False
-    return found == [(schema.schema_hash(),)]
+    return found == [(schema.schema_hash(_dialect(con)),)]
 
 
-def _missing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+_CATALOG = "table_schema = current_schema() AND table_catalog = current_database()"
+
+
+def _missing_columns(con: Connection) -> dict[str, list[str]]:
     """Per declared table, the columns the warehouse lacks (all of them for a missing table): one catalog read."""
     have: dict[str, set[str]] = {}
-    for table, column in con.execute(
-        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' AND database_name = "
-        "current_database()"
-    ).fetchall():
+    columns = con.execute(f"SELECT table_name, column_name FROM information_schema.columns WHERE {_CATALOG}")
+    for table, column in columns.fetchall():
         have.setdefault(table, set()).add(column)
     missing = {}
     for name, table in schema.TABLES.items():
@@ -156,13 +204,18 @@ def _missing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return missing
 
 
-def _complete_schema(con: duckdb.DuckDBPyConnection, missing: dict[str, list[str]]) -> None:
+def _complete_schema(con: Connection) -> None:
     """Create what a new warehouse lacks; bring an older one's tables to the declared columns, its files into the
     change log (one `stored` change each, in the order they were ingested) and its models to a full rebuild."""
+    dialect = _dialect(con)
     with transaction(con):
-        tables = {
-            r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()
-        }
+        if dialect == "postgres":
+            con.execute("SELECT pg_advisory_xact_lock(?)", [_SCHEMA_LOCK_KEY])
+        found = con.execute(f"SELECT table_name FROM information_schema.tables WHERE {_CATALOG}").fetchall()
+        tables = {r[0] for r in found}
+        if schema.SCHEMA_VERSION.name in tables and _schema_current(con):
+            return  # completed by another connection meanwhile
+        missing = _missing_columns(con)
         for name, lacking in missing.items():
             if name not in tables:
                 continue
@@ -170,14 +223,15 @@ def _complete_schema(con: duckdb.DuckDBPyConnection, missing: dict[str, list[str
             columns = {c.name: c for c in table.columns}
             if all(not columns[c].not_null and c not in table.unique and c != table.primary_key for c in lacking):
                 for c in lacking:
-                    con.execute(f"ALTER TABLE {name} ADD COLUMN {c} {columns[c].type}")
+                    con.execute(f"ALTER TABLE {name} ADD COLUMN {c} {schema.sql_type(columns[c].type, dialect)}")
             else:
                 # DuckDB adds no constraint to an existing table: make the declared one and copy the rows over.
+                kept = ", ".join(c for c in table.column_names if c not in lacking)
                 con.execute(f"ALTER TABLE {name} RENAME TO {name}__old")
-                con.execute(table.ddl())
-                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {name}__old")
+                con.execute(table.ddl(dialect))
+                con.execute(f"INSERT INTO {name} ({kept}) SELECT {kept} FROM {name}__old")
                 con.execute(f"DROP TABLE {name}__old")
-        con.execute(schema.ddl())
+        con.execute(schema.ddl(dialect))
         # The build state of kneepoint before the change log: its models are rebuilt from the log.
         con.execute("DROP TABLE IF EXISTS kneepoint_last_build")
         unnumbered = [
@@ -187,16 +241,18 @@ def _complete_schema(con: duckdb.DuckDBPyConnection, missing: dict[str, list[str
             ).fetchall()
         ]
         if unnumbered:
-            seqs = record_changes(con, unnumbered, "stored")
-            _kp_seqs = pa.table({"file_id": unnumbered, "stored_seq": seqs})  # noqa: F841 - read by DuckDB
-            con.execute("UPDATE raw_files f SET stored_seq = s.stored_seq FROM _kp_seqs s WHERE f.file_id = s.file_id")
+            record_changes(con, unnumbered, "stored")
+            con.execute(
+                "UPDATE raw_files SET stored_seq = (SELECT max(c.change_seq) FROM raw_file_changes c "
+                "WHERE c.file_id = raw_files.file_id AND c.change = 'stored') WHERE stored_seq IS NULL"
+            )
         con.execute("DELETE FROM kneepoint_schema")
-        con.execute("INSERT INTO kneepoint_schema VALUES (?)", [schema.schema_hash()])
+        con.execute("INSERT INTO kneepoint_schema VALUES (?)", [schema.schema_hash(dialect)])
 
 
 @contextmanager
-def open_warehouse(path: str | os.PathLike[str], read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = connect(path, read_only=read_only)
+def open_warehouse(where: Location | str | os.PathLike[str], read_only: bool = False) -> Iterator[Connection]:
+    con = connect(where, read_only=read_only)
     try:
         yield con
     finally:
@@ -204,7 +260,7 @@ def open_warehouse(path: str | os.PathLike[str], read_only: bool = False) -> Ite
 
 
 @contextmanager
-def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+def transaction(con: Connection) -> Iterator[None]:
     """All or nothing: commit when the block ends, roll back when it raises."""
     con.execute("BEGIN TRANSACTION")
     try:
@@ -216,24 +272,73 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 @contextmanager
-def changing(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """A transaction that changes the raw layer and logs it (`record_changes`): numbered and committed under the
-    commit lock, so that a build's cut-off never passes an uncommitted change."""
-    with _COMMIT_LOCK, transaction(con):
-        yield
+def changing(con: Connection) -> Iterator[None]:
+    """A transaction that changes the raw layer and logs it (`record_changes`): numbered and committed so that a
+    build's cut-off never passes an uncommitted change (DuckDB: under the process's commit lock; PostgreSQL: the
+    change log's table lock, taken by `record_changes`)."""
+    if is_postgres(con):
+        with transaction(con):
+            yield
+    else:
+        with _COMMIT_LOCK, transaction(con):
+            yield
 
 
-def record_changes(con: duckdb.DuckDBPyConnection, file_ids: Sequence[str], change: str) -> list[int]:
+@contextmanager
+def changing_files(con: Connection) -> Iterator[None]:
+    """A `changing` transaction for a relabel or delete: it waits for a running build, which reads every file's
+    labels and rows as they were when it started (files stored meanwhile never wait: the build's cut-off)."""
+    if is_postgres(con):
+        with changing(con):
+            con.execute("SELECT pg_advisory_xact_lock_shared(?)", [BUILD_LOCK_KEY])
+            yield
+    else:
+        with FILE_CHANGE_LOCK, changing(con):
+            yield
+
+
+@contextmanager
+def building(where: Location, wait: bool = True) -> Iterator[bool]:
+    """Held by a model build from its start to its end: True when this caller holds it; False when another build
+    runs and `wait` is False (that build's next round covers the caller's changes: ingest/build.py)."""
+    if not is_postgres(where):
+        held = FILE_CHANGE_LOCK.acquire(blocking=wait)
+        try:
+            yield held
+        finally:
+            if held:
+                FILE_CHANGE_LOCK.release()
+        return
+    # A session of its own holds the lock; closing it lets go, also when this process is killed.
+    con = postgres.Connection(locate(where))
+    try:
+        held = con.execute("SELECT pg_try_advisory_lock(?)", [BUILD_LOCK_KEY]).fetchone()[0]
+        if not held and wait:
+            if _on_wait is not None:
+                _on_wait(where, "another build")
+            con.execute("SELECT pg_advisory_lock(?)", [BUILD_LOCK_KEY])
+            held = True
+        yield held
+    finally:
+        con.close()
+
+
+def record_changes(con: Connection, file_ids: Sequence[str], change: str) -> list[int]:
     """Append one change per file to the log, inside the caller's `changing` block; their numbers, in order."""
     assert change in schema.FILE_CHANGES, change
     if not file_ids:
         return []
+    if is_postgres(con):
+        # Held to the commit, from before the numbers are taken: a build's cut-off (latest_change) waits for it.
+        con.execute("LOCK TABLE raw_file_changes IN ROW EXCLUSIVE MODE")
     seqs = sorted(
         r[0]
-        for r in con.execute(f"SELECT nextval('{schema.CHANGE_SEQUENCE}') FROM range(?)", [len(file_ids)]).fetchall()
+        for r in con.execute(
+            f"SELECT nextval('{schema.CHANGE_SEQUENCE}') FROM generate_series(1, ?)", [len(file_ids)]
+        ).fetchall()
     )
     now = datetime.now(UTC)
-    _kp_changes = pa.table(  # noqa: F841 - read by DuckDB's replacement scan
+    _kp_changes = pa.table(
         {
             "change_seq": pa.array(seqs, pa.int64()),
             "file_id": pa.array(list(file_ids), pa.string()),
@@ -241,14 +346,23 @@ def record_changes(con: duckdb.DuckDBPyConnection, file_ids: Sequence[str], chan
             "changed_at": pa.array([now] * len(seqs), pa.timestamp("us", tz="UTC")),
         }
     )
-    con.execute("INSERT INTO raw_file_changes BY NAME SELECT * FROM _kp_changes")
+    insert_rows(con, "raw_file_changes", _kp_changes)
     return seqs
 
 
-def latest_change(con: duckdb.DuckDBPyConnection) -> int:
-    """The number of the newest committed change (0: none): a build started now covers every change up to it."""
-    with _COMMIT_LOCK:
-        return con.execute("SELECT coalesce(max(change_seq), 0) FROM raw_file_changes").fetchall()[0][0]
+def latest_change(con: Connection, cutoff: bool = False) -> int:
+    """The number of the newest committed change (0: none). `cutoff`: for a build, which covers every change up to
+    it, so every change numbered below it must have committed (or failed) first."""
+    newest = "SELECT coalesce(max(change_seq), 0) FROM raw_file_changes"
+    if not is_postgres(con):
+        with _COMMIT_LOCK:
+            return con.execute(newest).fetchall()[0][0]
+    if not cutoff:
+        return con.execute(newest).fetchall()[0][0]
+    with transaction(con):
+        # SHARE conflicts with the ROW EXCLUSIVE lock every changing transaction takes before numbering its changes.
+        con.execute("LOCK TABLE raw_file_changes IN SHARE MODE")
+        return con.execute(newest).fetchall()[0][0]
 
 
 @dataclass(slots=True)
@@ -403,7 +517,7 @@ def attach_tables(files: Sequence[PreparedFile], tables: dict[str, pa.Table]) ->
 
 
 def store_file(
-    con: duckdb.DuckDBPyConnection,
+    con: Connection,
     name: str,
     data: bytes,
     sha256: str,
@@ -419,7 +533,7 @@ def store_file(
     return store_prepared(con, prepare_file(name, data, sha256, parsed, disk, host, tags, notes))
 
 
-def store_prepared(con: duckdb.DuckDBPyConnection, f: PreparedFile) -> StoreResult:
+def store_prepared(con: Connection, f: PreparedFile) -> StoreResult:
     """One prepared file in one transaction (StoreError: nothing of it written)."""
     if f.rows is not None:
         tables, (error,) = raw_tables([f])
@@ -429,19 +543,20 @@ def store_prepared(con: duckdb.DuckDBPyConnection, f: PreparedFile) -> StoreResu
     try:
         # The sha256 UNIQUE constraint is the duplicate check: no extra query per new file.
         _insert_files(con, [f])
-    except duckdb.ConstraintException as exc:
+    except _REFUSED as exc:
+        # Stored meanwhile by another uploader (or refused for another reason: then it is not found).
         existing = _stored_as(con, f.sha256)
         if existing is None:
             raise StoreError(f"could not be stored: {exc}") from exc
         return _duplicate(f, existing)
-    except (duckdb.FatalException, duckdb.IOException) as exc:
+    except _FAILED as exc:
         raise StoreError(f"warehouse failure while storing: {exc}", fatal=True) from exc
-    except duckdb.Error as exc:
+    except _ANY_ERROR as exc:
         raise StoreError(f"could not be stored: {exc}") from exc
     return StoreResult(f.file_id, f.name, "added", f.format, f.records, f.runs)
 
 
-def store_batch(con: duckdb.DuckDBPyConnection, batch: Sequence[PreparedFile]) -> list[StoreResult | StoreError]:
+def store_batch(con: Connection, batch: Sequence[PreparedFile]) -> list[StoreResult | StoreError]:
     """Store many files at once: one transaction and one bulk insert per raw table for the new ones.
 
     Every file is still whole or absent (the batch commits or not). Files already stored (or twice in the batch)
@@ -471,7 +586,7 @@ def store_batch(con: duckdb.DuckDBPyConnection, batch: Sequence[PreparedFile]) -
     try:
         if new:
             _insert_files(con, [batch[i] for i in new])
-    except duckdb.Error:
+    except _ANY_ERROR:
         for i in new:
             try:
                 results[i] = store_prepared(con, batch[i])
@@ -486,7 +601,7 @@ def store_batch(con: duckdb.DuckDBPyConnection, batch: Sequence[PreparedFile]) -
     return [r for r in results if r is not None]
 
 
-def _insert_files(con: duckdb.DuckDBPyConnection, files: list[PreparedFile]) -> None:
+def _insert_files(con: Connection, files: list[PreparedFile]) -> None:
     """Insert the files' rows and their `stored` changes in one transaction (rolled back when anything refuses)."""
     with changing(con):
         seqs = record_changes(con, [f.file_id for f in files], "stored")
@@ -499,7 +614,7 @@ def _insert_files(con: duckdb.DuckDBPyConnection, files: list[PreparedFile]) -> 
             rows = pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0]
             if table == "raw_files":
                 rows = rows.append_column("stored_seq", pa.array(seqs, pa.int64()))
-            _insert(con, table, rows)
+            insert_rows(con, table, rows)
 
 
 def _contiguous(files: list[PreparedFile], table: str) -> list[pa.Table]:
@@ -539,26 +654,31 @@ def _duplicate(f: PreparedFile, existing: tuple[str, str, str | None, str]) -> S
     )
 
 
-def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    """One bulk insert from an Arrow table (DuckDB reads the local `_kp_rows` by name, without a copy)."""
+def insert_rows(con: Connection, table: str, rows: pa.Table) -> None:
+    """One bulk insert from an Arrow table, its columns matched by name (DuckDB reads the local `_kp_rows` by
+    name, without a copy; PostgreSQL takes it by COPY)."""
+    if isinstance(con, postgres.Connection):
+        con.insert_arrow(table, rows)
+        return
     _kp_rows = rows  # noqa: F841 - read by DuckDB's replacement scan
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _kp_rows")
 
 
-def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+def _rollback(con: Connection) -> None:
     """Roll back; a connection that is already gone has nothing to roll back, and the first error matters."""
-    with suppress(duckdb.Error):
+    with suppress(*_ANY_ERROR):
         con.execute("ROLLBACK")
 
 
-def _stored_as(con: duckdb.DuckDBPyConnection, sha256: str) -> tuple[str, str, str | None, str] | None:
+def _stored_as(con: Connection, sha256: str) -> tuple[str, str, str | None, str] | None:
     rows = con.execute("SELECT file_id, disk, host, name FROM raw_files WHERE sha256 = ?", [sha256]).fetchall()
     return rows[0] if rows else None
 
 
-def _stored_as_many(con: duckdb.DuckDBPyConnection, sha256s: list[str]) -> dict[str, tuple[str, str, str | None, str]]:
+def _stored_as_many(con: Connection, sha256s: list[str]) -> dict[str, tuple[str, str, str | None, str]]:
     rows = con.execute(
-        "SELECT sha256, file_id, disk, host, name FROM raw_files WHERE list_contains(?, sha256)", [sha256s]
+        "SELECT sha256, file_id, disk, host, name FROM raw_files WHERE sha256 IN (SELECT unnest(?::VARCHAR[]))",
+        [sha256s],
     ).fetchall()
     return {r[0]: r[1:] for r in rows}
 
@@ -662,13 +782,13 @@ def _table(table: str, columns: dict[str, list], n: int | None = None) -> pa.Tab
     return pa.Table.from_arrays([pa.array(columns[f.name], f.type) for f in arrow_schema], schema=arrow_schema)
 
 
-def resolve_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
+def resolve_file_id(con: Connection, file_id: str) -> str:
     """Accept a unique prefix of a file id, as git accepts short hashes."""
     prefix = file_id.strip().lower()
     if not prefix:
         raise KeyError("give a file id (see `kneepoint files`)")
     rows = con.execute(
-        "SELECT file_id FROM raw_files WHERE starts_with(file_id, ?) ORDER BY file_id", [prefix]
+        "SELECT file_id FROM raw_files WHERE left(file_id, ?) = ? ORDER BY file_id", [len(prefix), prefix]
     ).fetchall()
     if not rows:
         raise KeyError(f"no stored file with id {file_id!r} (see `kneepoint files`)")
@@ -677,17 +797,15 @@ def resolve_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
     return rows[0][0]
 
 
-def delete_file(con: duckdb.DuckDBPyConnection, file_id: str) -> None:
+def delete_file(con: Connection, file_id: str) -> None:
     """Remove a file and every row that came from it, all or nothing (the models follow at the next build)."""
-    with FILE_CHANGE_LOCK, changing(con):
+    with changing_files(con):
         record_changes(con, [file_id], "deleted")
         for table in RAW_TABLES:
             con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
 
 
-def relabel_file(
-    con: duckdb.DuckDBPyConnection, file_id: str, disk: str | None = None, host: str | None = None
-) -> None:
+def relabel_file(con: Connection, file_id: str, disk: str | None = None, host: str | None = None) -> None:
     """New labels for stored bytes. `host=''` removes the host label; None leaves a label as it is."""
     if disk is not None:
         disk = check_label("disk label", disk)
@@ -695,7 +813,7 @@ def relabel_file(
             raise ValueError("the disk label cannot be empty")
     if host is not None:
         host = check_label("host label", host)
-    with FILE_CHANGE_LOCK, changing(con):
+    with changing_files(con):
         record_changes(con, [file_id], "relabelled")
         con.execute(
             "UPDATE raw_files SET disk = coalesce(?, disk), host = CASE WHEN ? THEN nullif(?, '') ELSE host END "
@@ -704,31 +822,34 @@ def relabel_file(
         )
 
 
-def list_files(con: duckdb.DuckDBPyConnection) -> list[dict]:
+def list_files(con: Connection) -> list[dict]:
     cur = con.execute(
         """
         SELECT f.file_id, f.name, f.sha256, f.format, f.disk, f.host,
                coalesce(io.n, 0) + coalesce(qi.n, 0) + coalesce(qt.n, 0) AS records,
-               strftime(f.ingested_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS ingested_at,
-               f.tool_version, f.size_bytes, f.tags, f.notes
+               f.ingested_at, f.tool_version, f.size_bytes, f.tags, f.notes
         FROM raw_files f
-        LEFT JOIN (SELECT file_id, count(*) n FROM raw_io_records GROUP BY ALL) io USING (file_id)
-        LEFT JOIN (SELECT file_id, count(*) n FROM raw_query_io GROUP BY ALL) qi USING (file_id)
-        LEFT JOIN (SELECT file_id, count(*) n FROM raw_query_time GROUP BY ALL) qt USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_io_records GROUP BY file_id) io USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_query_io GROUP BY file_id) qi USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_query_time GROUP BY file_id) qt USING (file_id)
         ORDER BY f.ingested_at, f.name
         """
     )
     cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    files = [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+    for f in files:
+        f["ingested_at"] = f["ingested_at"].astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        f["tags"] = list(f["tags"]) if f["tags"] is not None else None
+    return files
 
 
-def row_counts(con: duckdb.DuckDBPyConnection, file_id: str | None = None) -> dict[str, int]:
+def row_counts(con: Connection, file_id: str | None = None) -> dict[str, int]:
     """Rows per raw table, for one file or the whole warehouse."""
     where, params = ("WHERE file_id = ?", [file_id]) if file_id else ("", [])
     return {t: con.execute(f"SELECT count(*) FROM {t} {where}", params).fetchall()[0][0] for t in RAW_TABLES}
 
 
-def file_content(con: duckdb.DuckDBPyConnection, file_id: str) -> tuple[str, bytes]:
+def file_content(con: Connection, file_id: str) -> tuple[str, bytes]:
     rows = con.execute(
         "SELECT f.name, c.content FROM raw_files f JOIN raw_file_contents c USING (file_id) WHERE file_id = ?",
         [file_id],

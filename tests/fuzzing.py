@@ -30,10 +30,10 @@ TIME_LIMIT_S = 5
 
 @cache
 def seeds(corpus: Path | None = None) -> list[tuple[str, bytes]]:
-    """Every corpus file and every sample file: the inputs mutations start from."""
+    """Every corpus file, every sample file and every golden fixture's input: the inputs mutations start from."""
     out: list[tuple[str, bytes]] = []
     corpus = corpus or Path(os.environ.get("KNEEPOINT_CORPUS") or ROOT.parent / "shared" / "corpus")
-    for base in (corpus, ROOT / "sample_data"):
+    for base in (corpus, ROOT / "sample_data", ROOT / "tests" / "fixtures"):
         if base.is_dir():
             for p in sorted(base.rglob("*")):
                 if p.name == "labels.json":  # sample_data's label map, not a tool's output

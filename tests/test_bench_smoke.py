@@ -42,6 +42,13 @@ def results(out: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def test_the_changes_stage_measures_whole_commands(results: dict) -> None:
+    changes = results["summary"]["changes"]
+    assert set(changes) == {"1file", "20k"} and set(changes["20k"]) == {"ingest", "relabel", "delete"}
+    assert changes["1file"]["ingest"]["last_output"].startswith("models up to date")
+    assert changes["20k"]["delete"]["wall_s"] > 0
+
+
 def test_the_generator_covers_every_format_at_the_issues_counts() -> None:
     assert set(FULL_COUNTS) == set(TINY_COUNTS) == set(formats.names()) == set(SPECS)
     # Issue 8: 10,000 fio JSON files, 500 SQLIO batch logs, 5,000 CrystalDiskMark logs, 1,000 STATISTICS IO/TIME.
@@ -66,6 +73,8 @@ def test_every_stage_ran(results: dict) -> None:
     expected |= {"anchor.json_floor", "anchor.duckdb_auto", "anchor.duckdb_depth2", "anchor.duckdb_objects"}
     expected |= {f"ingest.w{w}.{s}" for w in INGEST_WORKERS for s in ("fio_json", "all")}
     expected |= {"rows.20k.make", "rows.20k.build", "rows.20k.curve"}
+    expected |= {"changes.1file.prepare", "changes.ingest.1file", "changes.20k.prepare"}
+    expected |= {f"changes.{what}.20k" for what in ("ingest", "relabel", "delete")}
     assert set(results["measurements"]) == expected
     for name, m in results["measurements"].items():
         assert m["runs_counted"] == 1, name

@@ -224,7 +224,7 @@ def test_tolerance_is_a_parameter_of_the_same_rule(cases_db: Path) -> None:
 
     # example a: 94.6, 194.53, 194.69. With ε = 0 the 0.16 IOPS still gained at 8 count; with ε = 1.5 load 1
     # qualifies (194.69 <= 2.5 x 94.6).
-    example_a = "example a | random read 100.0% read 4096 B read"
+    example_a = "example a | random read 100% read 4096 B read"
     assert at(0.0)[example_a] is None
     assert at(1.5)[example_a] == 1
     assert at(0.1) == {

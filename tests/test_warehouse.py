@@ -99,24 +99,24 @@ def test_a_failure_inside_store_file_leaves_nothing_of_that_file(tmp_path, monke
     data, parsed = parse_path(FIO_SAMPLES[1])
     file_id = sha256_of(data)[:16]
     calls: list[str] = []
-    real_insert = warehouse._insert
+    real_insert = warehouse.insert_rows
 
-    def insert_failing_on_the_third(con, table, rows):
+    def insert_failing_on_the_third_table(con, table, rows):
         calls.append(table)
-        if len(calls) == 3:
+        if len(calls) == 4:
             raise injected
         real_insert(con, table, rows)
 
-    monkeypatch.setattr(warehouse, "_insert", insert_failing_on_the_third)
+    monkeypatch.setattr(warehouse, "insert_rows", insert_failing_on_the_third_table)
     with pytest.raises(raised):
         store_file(con, "second.json", data, sha256_of(data), parsed, disk="d")
-    # Two tables had their rows inserted before the failure: the rollback took them out again.
-    assert calls == ["raw_files", "raw_file_contents", "raw_io_records"]
+    # The change log and two tables had their rows inserted before the failure: the rollback took them out again.
+    assert calls == ["raw_file_changes", "raw_files", "raw_file_contents", "raw_io_records"]
     assert row_counts(con, file_id) == dict.fromkeys(warehouse.RAW_TABLES, 0)
     assert row_counts(con) == before
 
     # The connection is usable and the same file stores whole afterwards (it is not taken for a duplicate).
-    monkeypatch.setattr(warehouse, "_insert", real_insert)
+    monkeypatch.setattr(warehouse, "insert_rows", real_insert)
     stored = store_file(con, "second.json", data, sha256_of(data), parsed, disk="d")
     assert stored.status == "added"
     assert rows_per_file(con)[file_id] == expected_rows(parsed)
@@ -130,7 +130,7 @@ def test_a_failure_in_file_7_of_10_is_reported_and_the_others_are_stored(tmp_pat
     if failure == "parse":
         paths[6].write_text('{\n  "fio version" : "fio-3.33",\n  "jobs" : [ {', encoding="utf-8")
     else:
-        real_insert = warehouse._insert
+        real_insert = warehouse.insert_rows
 
         def insert(con, table, rows):
             # Refused whenever the seventh file's rows are among them: in its batch, then on its own.
@@ -138,7 +138,7 @@ def test_a_failure_in_file_7_of_10_is_reported_and_the_others_are_stored(tmp_pat
                 raise duckdb.ConstraintException("injected: histogram rows refused")
             real_insert(con, table, rows)
 
-        monkeypatch.setattr(warehouse, "_insert", insert)
+        monkeypatch.setattr(warehouse, "insert_rows", insert)
     db = tmp_path / "w.duckdb"
     report = ingest_inputs(db, iter_paths(paths), disk="d", build=False)
 
@@ -159,7 +159,7 @@ def test_a_failure_in_file_7_of_10_is_reported_and_the_others_are_stored(tmp_pat
 
 def test_a_warehouse_failure_stops_the_ingest_after_reporting_the_file(tmp_path, monkeypatch):
     paths = fio_variants(tmp_path / "in", 10)
-    real_insert = warehouse._insert
+    real_insert = warehouse.insert_rows
     seventh = sha256_of(paths[6].read_bytes())[:16]
 
     def insert(con, table, rows):
@@ -168,7 +168,7 @@ def test_a_warehouse_failure_stops_the_ingest_after_reporting_the_file(tmp_path,
             raise duckdb.IOException("injected: No space left on device")
         real_insert(con, table, rows)
 
-    monkeypatch.setattr(warehouse, "_insert", insert)
+    monkeypatch.setattr(warehouse, "insert_rows", insert)
     db = tmp_path / "w.duckdb"
     report = ingest_inputs(db, iter_paths(paths), disk="d", build=True)
     # Files 8-10 are not tried once the warehouse itself fails, and nothing is built.

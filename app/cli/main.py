@@ -13,9 +13,10 @@
     images      PNG/SVG of every report chart
     app         start the Streamlit app
 
-The warehouse is --db PATH, else $KNEEPOINT_DB, else ./warehouse.duckdb: resolved once here and handed to each
-command (the environment is left as it is). Every command that reads the models first completes a build that an
-earlier command left unfinished (killed, or stored with --no-build).
+The warehouse is --db PATH|URL, else $KNEEPOINT_DB, else ./warehouse.duckdb: a DuckDB file, or a team's
+PostgreSQL database by its postgresql:// URL (its password from the URL, $PGPASSWORD or ~/.pgpass, never printed).
+It is resolved once here and handed to each command (the environment is left as it is). Every command that reads
+the models first completes a build that an earlier command left unfinished (killed, or stored with --no-build).
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from kneepoint.app.wording import printable
 from kneepoint.ingest import __version__, formats
-from kneepoint.ingest.errors import ParseError, WarehouseBusy
+from kneepoint.ingest.errors import DatabaseError, ParseError, ReadOnlyWarehouse, WarehouseBusy
 from kneepoint.ingest.labels import LabelError
 from kneepoint.ingest.sources import InputError, iter_paths
+
+if TYPE_CHECKING:
+    from kneepoint.ingest.warehouse import Location
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -43,14 +48,23 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    from kneepoint.ingest.warehouse import db_path, notify_waits
+    from kneepoint.ingest.postgres import mask
+    from kneepoint.ingest.warehouse import locate, notify_waits
 
-    args.db = db_path(args.db)
+    try:
+        args.db = locate(args.db)
+    except ValueError as exc:
+        print(f"kneepoint: {printable(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     notify_waits(_say_waiting)
     try:
         return int(args.func(args) or 0)
-    except WarehouseBusy as exc:
-        print(f"kneepoint: {exc}", file=sys.stderr)
+    except ReadOnlyWarehouse as exc:
+        print(f"kneepoint: {args.db} may only be read with this account: {printable(exc)}", file=sys.stderr)
+        return EXIT_FAIL
+    except (WarehouseBusy, DatabaseError) as exc:
+        # A PostgreSQL server's messages never quote a password; masked all the same, as every message here.
+        print(f"kneepoint: {printable(mask(str(exc)))}", file=sys.stderr)
         return EXIT_FAIL
     except (KeyError, FileNotFoundError) as exc:
         print(f"kneepoint: {printable(exc.args[0] if exc.args else exc)}", file=sys.stderr)
@@ -68,10 +82,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Disk benchmark and SQL Server I/O results in one warehouse: where does each disk saturate?",
     )
     p.add_argument("--version", action="version", version=f"kneepoint {__version__}")
-    db_help = "warehouse file (default: $KNEEPOINT_DB or ./warehouse.duckdb)"
+    db_help = (
+        "the warehouse: a DuckDB file, or postgresql://user@host:port/dbname for a team's "
+        "(default: $KNEEPOINT_DB or ./warehouse.duckdb)"
+    )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--db", metavar="PATH", help=db_help, default=argparse.SUPPRESS)
-    p.add_argument("--db", metavar="PATH", help=db_help)
+    common.add_argument("--db", metavar="PATH|URL", help=db_help, default=argparse.SUPPRESS)
+    p.add_argument("--db", metavar="PATH|URL", help=db_help)
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("parse", parents=[common], help="print the normalized records of files as JSON lines")
@@ -261,13 +278,13 @@ def _columns() -> int:
     return shutil.get_terminal_size((100, 24)).columns
 
 
-def _catch_up(db: Path) -> int | None:
+def _catch_up(db: Location) -> int | None:
     """Before a read: the warehouse exists, and a build an earlier command left unfinished is done now. An error
     exit code when the warehouse is missing or the build fails."""
     from kneepoint.ingest.build import build_models
-    from kneepoint.ingest.warehouse import open_warehouse
+    from kneepoint.ingest.warehouse import exists, open_warehouse
 
-    if not db.exists():
+    if not exists(db):
         print(
             f"kneepoint: no warehouse at {printable(db)}: ingest a file first (kneepoint ingest FILE --disk LABEL)",
             file=sys.stderr,
@@ -281,6 +298,8 @@ def _catch_up(db: Path) -> int | None:
         if "lock" in str(exc).lower():
             raise
         return None  # a warehouse this process may only read: read it as it is
+    except ReadOnlyWarehouse:
+        return None  # an account that may only read (PostgreSQL): read the models as they are
     finally:
         _end_progress(progress)
     if not result.success:
@@ -374,10 +393,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 def _build_words(result) -> str:
+    left = f"; {result.left} change(s) that arrived meanwhile wait for the next build" if result.left else ""
     if result.kind == "full":
-        return f"every model rebuilt, {result.seconds:.1f} s"
+        return f"every model rebuilt, {result.seconds:.1f} s{left}"
     if result.kind == "changes":
-        return f"{result.changes} change{'s' if result.changes != 1 else ''} built in {result.seconds:.1f} s"
+        return f"{result.changes} change{'s' if result.changes != 1 else ''} built in {result.seconds:.1f} s{left}"
+    if result.kind == "elsewhere":
+        return "the build another command is running covers these changes"
     return "nothing to build"
 
 
@@ -409,9 +431,9 @@ def cmd_files(args: argparse.Namespace) -> int:
 def _with_file(args: argparse.Namespace, action) -> int:
     """A change to one stored file, then the build; the warehouse is held from the change to the build's end."""
     from kneepoint.ingest.build import build_models
-    from kneepoint.ingest.warehouse import open_warehouse, resolve_file_id
+    from kneepoint.ingest.warehouse import exists, open_warehouse, resolve_file_id
 
-    if not args.db.exists():
+    if not exists(args.db):
         print(f"kneepoint: no warehouse at {printable(args.db)}", file=sys.stderr)
         return EXIT_FAIL
     progress = _build_progress()
@@ -633,22 +655,31 @@ def cmd_app(args: argparse.Namespace) -> int:
     import subprocess
 
     from kneepoint.app.sample import warehouse_is_empty
+    from kneepoint.ingest.postgres import Target
 
     db = args.db
+    # The app's process reads its warehouse from KNEEPOINT_DB (Streamlit runs the pages as scripts); a
+    # PostgreSQL password goes where libpq reads it, never into the URL the app shows.
+    env = {**os.environ, "KNEEPOINT_DB": str(db)}
+    if isinstance(db, Target):
+        env["KNEEPOINT_DB"] = db.url_without_password()
+        if db.password:
+            env["PGPASSWORD"] = db.password
     if not args.no_sample and warehouse_is_empty(db):
         # In a child process: dbt's build leaves multiprocessing semaphores that the exec below would orphan
-        # (the resource tracker then warns of "leaked semaphore objects" at start).
+        # (the resource tracker then warns of "leaked semaphore objects" at start). The warehouse goes by the
+        # environment, as to the app, so no password appears among the child's arguments.
         loaded = subprocess.run(
             [
                 sys.executable,
                 "-c",
-                "import sys; from kneepoint.app.sample import load_sample_if_empty; "
-                "print(load_sample_if_empty(sys.argv[1]))",
-                str(db),
+                "from kneepoint.app.sample import load_sample_if_empty; from kneepoint.ingest.warehouse import locate; "
+                "print(load_sample_if_empty(locate()))",
             ],
             check=True,
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         ).stdout.strip()
         if loaded not in ("", "0"):
             print(f"loaded the sample data into {printable(db)}: {loaded} file(s)")
@@ -673,8 +704,7 @@ def cmd_app(args: argparse.Namespace) -> int:
         "viewer",
     ]
     print(f"kneepoint app on http://{args.address}:{args.port}  (warehouse: {printable(db)})", flush=True)
-    # The app's process reads its warehouse from KNEEPOINT_DB (Streamlit runs the pages as scripts).
-    os.execve(sys.executable, cmd, {**os.environ, "KNEEPOINT_DB": str(db)})
+    os.execve(sys.executable, cmd, env)
     return EXIT_OK  # not reached
 
 

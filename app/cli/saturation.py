@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kneepoint.app import wording as w
 from kneepoint.app.queries import target_columns
@@ -43,12 +42,16 @@ def parse_latency_target_ms(text: str) -> float:
     return value
 
 
+if TYPE_CHECKING:
+    from kneepoint.ingest.warehouse import Location
+
+
 class MissingModels(Exception):
     """The warehouse has no saturation models yet (built before they existed, or never built)."""
 
 
 def saturation_rows(
-    db: str | os.PathLike[str],
+    db: Location,
     tolerance: float | None = None,
     by_threads: bool = False,
     latency_target_ms: float | None = None,
@@ -62,9 +65,10 @@ def saturation_rows(
     order = SERIES_ORDER + (", threads" if by_threads else "")
     con = connect(db, read_only=True)
     try:
+        # The mart's post-hook stores the rule as `macro` (a DuckDB table macro, a PostgreSQL function) with it.
         found = con.execute(
-            "SELECT count(*) FROM duckdb_functions() WHERE function_name = ? AND function_type = 'table_macro'",
-            [macro],
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?",
+            [mart],
         ).fetchone()[0]
         if not found:
             raise MissingModels(f"no saturation models in {db}: run `kneepoint build`")

@@ -22,7 +22,6 @@ Numbers, units, block sizes, loads, timestamps and sha256 digests are kept: they
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -34,7 +33,16 @@ from pathlib import Path
 import pyarrow as pa
 
 from kneepoint.ingest import formats
-from kneepoint.ingest.warehouse import RAW_TABLES, changing, connect, record_changes
+from kneepoint.ingest.warehouse import (
+    RAW_TABLES,
+    Location,
+    changing,
+    connect,
+    exists,
+    insert_rows,
+    locate,
+    record_changes,
+)
 
 # Private-use code points: placeholders for replaced spans while the other patterns run over the text, so a
 # pseudonym ("Path 1") is never matched again by a later pattern or literal.
@@ -309,7 +317,7 @@ def _texts(files: list[dict], meta: list[dict], io: list[dict], tables: dict[str
 # -- scoped copies ------------------------------------------------------------------------------------------
 
 
-def disk_keys_of(db: str | os.PathLike[str]) -> list[dict]:
+def disk_keys_of(db: Location) -> list[dict]:
     """Every stored file's disk key (the marts' `disk` or `disk @ host`), from the raw layer."""
     from kneepoint.app.queries import disk_key
 
@@ -321,7 +329,7 @@ def disk_keys_of(db: str | os.PathLike[str]) -> list[dict]:
     return [{"file_id": f, "disk": d, "host": h, "disk_key": disk_key(d, h)} for f, d, h in rows]
 
 
-def resolve_disks(db: str | os.PathLike[str], wanted: Iterable[str] | None) -> list[str]:
+def resolve_disks(db: Location, wanted: Iterable[str] | None) -> list[str]:
     """The disk keys `wanted` names: each a disk key (`label @ host`) or a bare label (every host of it).
 
     None or empty: every disk. Raises KeyError naming the stored disks when one matches nothing."""
@@ -341,7 +349,7 @@ def resolve_disks(db: str | os.PathLike[str], wanted: Iterable[str] | None) -> l
     return chosen
 
 
-def read_raw(db: str | os.PathLike[str], file_ids: Sequence[str], contents: bool = True) -> dict[str, pa.Table]:
+def read_raw(db: Location, file_ids: Sequence[str], contents: bool = True) -> dict[str, pa.Table]:
     """The raw layer's rows of these files, one Arrow table per raw table."""
     con = connect(db)
     try:
@@ -356,7 +364,7 @@ def read_raw(db: str | os.PathLike[str], file_ids: Sequence[str], contents: bool
         con.close()
 
 
-def write_raw(db: str | os.PathLike[str], tables: dict[str, pa.Table]) -> None:
+def write_raw(db: Location, tables: dict[str, pa.Table]) -> None:
     """Insert raw tables into a new warehouse, all in one transaction, each file stored as a change of its own."""
     con = connect(db)
     try:
@@ -370,8 +378,7 @@ def write_raw(db: str | os.PathLike[str], tables: dict[str, pa.Table]) -> None:
                         table = table.drop_columns(["stored_seq"])
                     seqs = record_changes(con, table.column("file_id").to_pylist(), "stored")
                     table = table.append_column("stored_seq", pa.array(seqs, pa.int64()))
-                _kp_rows = table  # noqa: F841 - read by DuckDB's replacement scan
-                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM _kp_rows")
+                insert_rows(con, name, table)
     finally:
         con.close()
 
@@ -380,7 +387,7 @@ def write_raw(db: str | os.PathLike[str], tables: dict[str, pa.Table]) -> None:
 class Share:
     """The warehouse a report or bundle is made from: the user's own, or a private scoped/anonymized copy."""
 
-    db: Path
+    db: Location
     disk_keys: list[str]
     anonymized: bool
     anonymizer: Anonymizer | None = None
@@ -388,7 +395,7 @@ class Share:
 
 @contextmanager
 def shared_warehouse(
-    db: str | os.PathLike[str],
+    db: Location,
     disks: Iterable[str] | None = None,
     anonymize: bool = False,
     marked: Sequence[str] = (),
@@ -398,8 +405,8 @@ def shared_warehouse(
     models rebuilt, removed on exit."""
     from kneepoint.ingest.build import build_models
 
-    db = Path(db)
-    if not db.exists():
+    db = locate(db)
+    if not exists(db):
         raise FileNotFoundError(f"no warehouse at {db}: ingest a file first (kneepoint ingest FILE --disk LABEL)")
     chosen = resolve_disks(db, disks)
     everything = set(chosen) == {f["disk_key"] for f in disk_keys_of(db)}

@@ -1,9 +1,12 @@
 """Data bundles: `kneepoint export` writes the marts, the raw layer, the report and a manifest into one zip;
-`kneepoint import` loads one into another warehouse (a vendor's), keeping labels and provenance.
+`kneepoint import` loads one into another warehouse (a vendor's, a team's), keeping labels and provenance.
+`kneepoint import` also takes a whole DuckDB warehouse file (a laptop's, into the team's PostgreSQL warehouse).
 
 The raw layer is the source of truth: import inserts the bundle's raw rows (one transaction per file, files
 whose sha256 is already stored are skipped, every file's bytes checked against its sha256) and brings the models
-up to date, so the marts come out as they were made; the bundle's own marts are never loaded.
+up to date, so the marts come out as they were made; the bundle's own marts are never loaded. The bundle's raw
+tables are read through a DuckDB file of their own (in a temporary folder) and go into the warehouse, of either
+engine, as Arrow.
 The Parquet marts are there for the reader who has no kneepoint (pandas, DuckDB, Excel through Power Query).
 An anonymized bundle carries neither the original bytes nor any path (app/anonymize.py).
 
@@ -39,7 +42,16 @@ from kneepoint.ingest import __version__, schema
 from kneepoint.ingest.labels import LabelError, check_labels
 from kneepoint.ingest.sources import Limits, MiB
 from kneepoint.ingest.units import PROJECT_ROOT
-from kneepoint.ingest.warehouse import RAW_TABLES, changing, connect, record_changes
+from kneepoint.ingest.warehouse import (
+    _ANY_ERROR,
+    RAW_TABLES,
+    Connection,
+    Location,
+    changing,
+    connect,
+    insert_rows,
+    record_changes,
+)
 
 BUNDLE_FORMAT = "kneepoint-bundle"
 BUNDLE_VERSION = 1
@@ -70,7 +82,7 @@ class ExportResult:
 
 
 def export_bundle(
-    db: str | os.PathLike[str],
+    db: Location,
     out: str | os.PathLike[str],
     disks: Iterable[str] | None = None,
     anonymize: bool = False,
@@ -107,20 +119,24 @@ def bundle_bytes(share: Share, report_html: str | None = None) -> bytes:
         for t in RAW_TABLES:
             if t == "raw_file_contents" and share.anonymized:
                 continue  # the original bytes hold every name the anonymization replaced
-            tables[f"raw/{t}.parquet"] = con.sql(f"SELECT * FROM {t} ORDER BY ALL").to_arrow_table()
+            # Every column in the order: the same warehouse gives the same bytes.
+            order = ", ".join(schema.TABLES[t].column_names)
+            tables[f"raw/{t}.parquet"] = con.sql(f"SELECT * FROM {t} ORDER BY {order}").to_arrow_table()
         for m in mart_names():
             if m in stored:
                 tables[f"marts/{m}.parquet"] = con.sql(f"SELECT * FROM {m}").to_arrow_table()
-        files = con.sql(
+        files = con.execute(
             """
-            SELECT file_id, name, sha256, size_bytes, format, tool_version, disk, host,
-                   strftime(ingested_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ') AS ingested_at,
-                   kneepoint_version
+            SELECT file_id, name, sha256, size_bytes, format, tool_version, disk, host, ingested_at, kneepoint_version
             FROM raw_files ORDER BY ingested_at, name
             """
-        ).to_arrow_table()
+        )
+        columns = [d[0] for d in files.description]
+        listed = [dict(zip(columns, row, strict=True)) for row in files.fetchall()]
     finally:
         con.close()
+    for f in listed:
+        f["ingested_at"] = f["ingested_at"].astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     buf = io.BytesIO()
     entries: dict[str, dict] = {}
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
@@ -143,7 +159,7 @@ def bundle_bytes(share: Share, report_html: str | None = None) -> bytes:
             "anonymized": share.anonymized,
             "original_bytes_included": "raw/raw_file_contents.parquet" in entries,
             "disks": list(share.disk_keys),
-            "files": files.to_pylist(),
+            "files": listed,
             "tables": entries,
             "report": {"path": REPORT, "sha256": hashlib.sha256(report).hexdigest()},
         }
@@ -283,49 +299,74 @@ def _unpack_member(
     return size
 
 
+def is_warehouse_file(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` is a DuckDB database file (its header's magic bytes), not a bundle."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
 def import_bundle(
-    db: str | os.PathLike[str],
+    db: Location,
     path: str | os.PathLike[str],
     build: bool = True,
     progress: Callable[[str], None] | None = None,
     build_progress: Callable[[str], None] | None = None,
 ) -> ImportResult:
-    """Load a bundle into the warehouse `db`: each file in its own transaction (its bytes checked against its
-    sha256, its labels against their limits), known sha256s skipped; then bring the models up to date (unless
-    `build` is False). The bundle's marts are not loaded: the models are rebuilt from its raw layer, so a
-    forged mart can show nothing."""
+    """Load a bundle, or a whole DuckDB warehouse file, into the warehouse `db`: each file in its own transaction
+    (its bytes checked against its sha256, its labels against their limits), known sha256s skipped; then bring
+    the models up to date (unless `build` is False). The bundle's marts are not loaded: the models are rebuilt
+    from its raw layer, so a forged mart can show nothing."""
     from kneepoint.ingest.build import build_models
 
     path = Path(path)
     with tempfile.TemporaryDirectory(prefix="kneepoint-bundle-") as tmp:
-        bundle = _unpack(path, Path(tmp), Limits())  # checked before the warehouse is touched
-        result = ImportResult(anonymized=bool(bundle.manifest.get("anonymized")))
-        entries = {f["file_id"]: f for f in bundle.manifest.get("files", []) if isinstance(f, dict) and "file_id" in f}
+        if is_warehouse_file(path):
+            result = ImportResult()
+            try:
+                source = duckdb.connect(str(path), read_only=True)
+            except duckdb.Error as exc:
+                raise BundleError(f"{path.name}: cannot read this warehouse file ({exc})") from None
+            entries: dict[str, dict] = {}
+        else:
+            bundle = _unpack(path, Path(tmp), Limits())  # checked before the warehouse is touched
+            result = ImportResult(anonymized=bool(bundle.manifest.get("anonymized")))
+            entries = {
+                f["file_id"]: f for f in bundle.manifest.get("files", []) if isinstance(f, dict) and "file_id" in f
+            }
+            source = _bundle_tables(bundle, Path(tmp) / "bundle.duckdb")
         con = connect(db)
         try:
-            columns = _target_columns(con, bundle.raw, result)
-            for name, parquet in bundle.raw.items():
-                if name in columns:
-                    picked = ", ".join(columns[name])
-                    con.execute(
-                        f"CREATE OR REPLACE TEMP TABLE kp_bundle_{name} AS SELECT {picked} FROM read_parquet(?)",
-                        [str(parquet)],
-                    )
-            _import_files(con, columns, entries, result, progress)
-            for name in columns:
-                con.execute(f"DROP TABLE IF EXISTS kp_bundle_{name}")
-            # Also completes a build an earlier import or ingest left unfinished (killed), even when nothing is new.
-            if build:
-                outcome = build_models(db, progress=build_progress)
-                if outcome.kind != "none" or not outcome.success:
-                    result.build_failures = [] if outcome.success else outcome.failures
+            columns = _target_columns(source, result, path)
+            _import_files(source, con, columns, entries, result, progress)
         finally:
+            source.close()
             con.close()
+    # Also completes a build an earlier import or ingest left unfinished (killed), even when nothing is new.
+    if build:
+        outcome = build_models(db, progress=build_progress)
+        if outcome.kind != "none" or not outcome.success:
+            result.build_failures = [] if outcome.success else outcome.failures
     return result
 
 
+def _bundle_tables(bundle: _Bundle, path: Path) -> duckdb.DuckDBPyConnection:
+    """The bundle's raw tables in a DuckDB file of their own (on disk: a bundle may be larger than memory)."""
+    source = duckdb.connect(str(path))
+    for name, parquet in bundle.raw.items():
+        source.execute(f"CREATE TABLE {name} AS SELECT * FROM read_parquet('{_quoted(str(parquet))}')")
+    return source
+
+
+def _quoted(text: str) -> str:
+    return text.replace("'", "''")
+
+
 def _import_files(
-    con: duckdb.DuckDBPyConnection,
+    source: duckdb.DuckDBPyConnection,
+    con: Connection,
     columns: dict[str, list[str]],
     entries: dict[str, dict],
     result: ImportResult,
@@ -333,11 +374,11 @@ def _import_files(
 ) -> None:
     stored = dict(con.execute("SELECT sha256, file_id FROM raw_files").fetchall())
     has_contents = "raw_file_contents" in columns
-    files = con.execute(
+    files = source.execute(
         "SELECT f.file_id, f.name, f.sha256, f.disk, f.host, f.tags, f.notes"
         + (", c.content IS NOT NULL, coalesce(sha256(c.content) = f.sha256, false)" if has_contents else "")
-        + " FROM kp_bundle_raw_files f"
-        + (" LEFT JOIN kp_bundle_raw_file_contents c USING (file_id)" if has_contents else "")
+        + " FROM raw_files f"
+        + (" LEFT JOIN raw_file_contents c USING (file_id)" if has_contents else "")
         + " ORDER BY f.ingested_at, f.name, f.file_id"
     ).fetchall()
     tables = [t for t in RAW_TABLES if t in columns]
@@ -353,8 +394,8 @@ def _import_files(
             _say(progress, f"already stored: {name} (sha256 {sha256[:12]}…)")
             continue
         try:
-            _insert_file(con, file_id, tables)
-        except duckdb.Error as exc:
+            _insert_file(source, con, file_id, {t: columns[t] for t in tables})
+        except _ANY_ERROR as exc:
             result.errors.append(f"{name}: could not be stored: {exc}")
             _say(progress, f"error: {name}: {exc}")
             continue
@@ -388,31 +429,47 @@ def _say(progress: Callable[[str], None] | None, text: str) -> None:
         progress(text)
 
 
-def _target_columns(con: duckdb.DuckDBPyConnection, raw: dict[str, Path], result: ImportResult) -> dict:
-    """Per raw table, the bundle columns this warehouse has; a NOT NULL column the bundle lacks is an error. The
-    change each file is stored by (stored_seq) is this warehouse's own, never the bundle's."""
+def _target_columns(source: duckdb.DuckDBPyConnection, result: ImportResult, path: Path) -> dict[str, list[str]]:
+    """Per raw table of the source, the columns this kneepoint declares; a NOT NULL column the source lacks is an
+    error. The change each file is stored by (stored_seq) is this warehouse's own, never the source's."""
+    found: dict[str, list[str]] = {}
+    for table, column in source.execute(
+        "SELECT table_name, column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_catalog = current_database() ORDER BY ordinal_position"
+    ).fetchall():
+        found.setdefault(table, []).append(column)
+    if "raw_files" not in found:
+        raise BundleError(f"{path.name}: holds no raw_files table")
     out: dict[str, list[str]] = {}
     for name in RAW_TABLES:
-        if name not in raw:
+        if name not in found:
             continue
         declared = schema.TABLES[name]
-        have = set(pq.read_schema(raw[name]).names)
+        have = found[name]
         missing = [c.name for c in declared.columns if c.not_null and not c.at_commit and c.name not in have]
         if missing:
-            raise BundleError(f"bundle table {name} lacks the required column(s) {', '.join(missing)}")
+            raise BundleError(f"{path.name}: table {name} lacks the required column(s) {', '.join(missing)}")
         known = {c.name for c in declared.columns if not c.at_commit}
-        result.dropped_columns += [
-            f"{name}.{c}" for c in pq.read_schema(raw[name]).names if c not in known and c != "stored_seq"
-        ]
-        out[name] = [c for c in pq.read_schema(raw[name]).names if c in known]
+        result.dropped_columns += [f"{name}.{c}" for c in have if c not in known and c != "stored_seq"]
+        out[name] = [c for c in have if c in known]
     return out
 
 
-def _insert_file(con: duckdb.DuckDBPyConnection, file_id: str, tables: Sequence[str]) -> None:
-    """One file's rows from every bundled raw table and its `stored` change, all or nothing."""
+def _insert_file(
+    source: duckdb.DuckDBPyConnection, con: Connection, file_id: str, columns: dict[str, list[str]]
+) -> None:
+    """One file's rows from every raw table of the source and its `stored` change, all or nothing."""
     with changing(con):
         (seq,) = record_changes(con, [file_id], "stored")
-        for t in reversed(tables):  # parents first
-            extra = ", ? AS stored_seq" if t == "raw_files" else ""
-            params = [seq, file_id] if extra else [file_id]
-            con.execute(f"INSERT INTO {t} BY NAME SELECT *{extra} FROM kp_bundle_{t} WHERE file_id = ?", params)
+        for t in reversed(list(columns)):  # parents first
+            rows = source.sql(f"SELECT {', '.join(columns[t])} FROM {t} WHERE file_id = ?", params=[file_id])
+            rows = rows.to_arrow_table()
+            if t == "raw_files":
+                rows = rows.append_column("stored_seq", pa.array([seq] * rows.num_rows, pa.int64()))
+            insert_rows(con, t, rows.cast(_arrow_schema(t, rows.column_names)))
+
+
+def _arrow_schema(table: str, names: Sequence[str]) -> pa.Schema:
+    """The declared Arrow types of these columns (a bundle's Parquet or an older warehouse may differ a little)."""
+    declared = schema.arrow_schema(table)
+    return pa.schema([declared.field(n) for n in names])

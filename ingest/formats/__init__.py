@@ -9,7 +9,9 @@ which a new format starts from):
     RESULT_KEY_PREFIXES, RESULT_KEYS           # metadata keys that are results, not test conditions: what the report
                                                # leaves out of a file's conditions
     detect(text: str) -> float                 # confidence 0..1 that `text` holds this format
-    parse(text: str) -> list[Record]           # raises ParseError(reason, line) when nothing is found
+    parse(text: str) -> list[Record]           # raises ParseError(reason, line) when nothing is found; may return
+                                               # records.ParsedRecords, whose warnings (`line N: ...`, lines it
+                                               # skipped while keeping the rest) reach ParsedFile.warnings
 
 and optionally
     parse_document(text: str) -> list[Record] | None   # parse(text) when the text is exactly one document
@@ -112,7 +114,7 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
     if fmt is None:
         for name, read_document in _document_readers():
             if records := read_document(text):
-                return ParsedFile(format=name, records=records, encoding=encoding)
+                return ParsedFile(format=name, records=records, encoding=encoding, warnings=_warnings(records))
         found = detect_all(text)
         if not found:
             raise ParseError(
@@ -129,7 +131,12 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
         raise ParseError(f"no {fmt} result found", line=first_content_line(text))
     if found is not None:
         _refuse_mixed(text, fmt, records, {name for name, _ in found[1:]})
-    return ParsedFile(format=fmt, records=records, encoding=encoding)
+    return ParsedFile(format=fmt, records=records, encoding=encoding, warnings=_warnings(records))
+
+
+def _warnings(records: list[Record]) -> list[str]:
+    """The warnings a parser returned with its records (records.ParsedRecords), else none."""
+    return list(getattr(records, "warnings", ()))
 
 
 def _refuse_mixed(text: str, fmt: str, records: list, others: set[str]) -> None:

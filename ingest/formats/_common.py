@@ -21,6 +21,34 @@ def first_content_line(text: str) -> int:
     return 1
 
 
+_GROUPED = re.compile(
+    r"[0-9]{1,3}(?:(?P<sep>[,.\u00a0\u202f ])[0-9]{3})(?:(?P=sep)[0-9]{3})*(?:(?P<decimal>[.,])[0-9]{1,15})?"
+)
+_PLAIN = re.compile(r"[0-9]{1,20}(?:[.,][0-9]{1,15})?")
+SHORTENED = ("\u2026", "..")  # how a line cut short by hand or by a terminal ends: `…`, `..`
+
+
+def read_number(text: str) -> float | None:
+    """A number as people paste it, else None: `1026872`, `1026872.5`, with thousands separators (`1,026,872`,
+    `1.026.872`, `1 026 872` with a space, no-break space U+00A0 or narrow no-break space U+202F; then a decimal part
+    after the other of `.` and `,`: `1.026.872,5`) or with a decimal comma (`12,5`).
+
+    Where one separator stands alone it is read as the tools print it: a single `.` is a decimal point (`1.026` is
+    1.026), a single `,` before exactly three digits a thousands separator (`1,026` is 1026; `0,026` and `12,50` are
+    decimal commas). A cut-short number (`12…`, `12..`) or any other text is None."""
+    text = text.strip()
+    if _PLAIN.fullmatch(text):
+        whole, comma, part = text.partition(",")
+        if not comma:
+            return float(text)
+        return float(whole + part) if len(part) == 3 and whole != "0" else float(whole + "." + part)
+    m = _GROUPED.fullmatch(text)
+    if m is None or m["decimal"] == m["sep"]:
+        return None  # (`1,026,872,5` has no reading)
+    number = text.replace(m["sep"], "")
+    return float(number.replace(",", ".") if m["decimal"] == "," else number)
+
+
 # -- fio (JSON and text)
 
 # rw option -> (pattern, operation)
@@ -56,6 +84,46 @@ SYNC_ENGINES = frozenset(
 )
 # fio's note (before its output) when iodepth > 1 meets a synchronous engine.
 CAPPED_NOTE = "queue depth will be capped at 1"
+
+
+# Little's law: I/Os in flight = IOPS x mean latency. A run's threads x queue depth bounds it; a measured count far
+# above (a `group_reporting` group that merges several job sections counted as one section's numjobs) or far below
+# it says the thread count or depth is wrong.
+LITTLES_LAW_BOUNDS = (0.25, 1.5)
+
+
+def littles_law_in_flight(records: list) -> tuple[float, int] | None:
+    """(I/Os in flight by Little's law, threads x queue depth) of one run's IoRecords, summed over its directions;
+    None when a figure is missing."""
+    from kneepoint.ingest import units  # (a formats module imports no warehouse code at import time)
+
+    first = records[0]
+    if not first.threads or not first.queue_depth:
+        return None
+    in_flight = 0.0
+    for rec in records:
+        ms = units.to_ms(rec.latency_avg, rec.latency_unit)
+        if rec.iops is None or ms is None:
+            return None
+        in_flight += rec.iops * ms / 1000
+    return in_flight, first.threads * first.queue_depth
+
+
+def littles_law_warning(records: list) -> str | None:
+    """A warning when a run's IOPS x mean latency / (threads x queue depth) is far from 1, else None."""
+    figures = littles_law_in_flight(records)
+    if figures is None or figures[1] <= 0:
+        return None
+    in_flight, slots = figures
+    low, high = LITTLES_LAW_BOUNDS
+    if low <= in_flight / slots <= high:
+        return None
+    first = records[0]
+    return (
+        f"line {first.source_line}: job {first.metadata.get('jobname', '')!r}: IOPS x mean latency puts "
+        f"{in_flight:.1f} I/Os in flight, threads x queue depth {first.threads} x {first.queue_depth} = {slots} "
+        "(Little's law): the thread count or queue depth may be wrong"
+    )
 
 
 def snap_block_size(size: float) -> int | None:

@@ -53,6 +53,13 @@ Rules:
   I/Os per bucket) as a `share` histogram; the open `>=2000` ms bucket is bounded by the max latency.
 - Throughput: `bw_bytes` (B/s) where present, else `bw` (KiB/s).
 - `source_line` is the line of the job's `"jobname"` (of its first clone).
+- `fio --client` output (`client_stats` instead of `jobs`): one run per host and job, the host in
+  `metadata["hostname"]`; fio's `All clients` entry (its sum over the hosts) is a run of its own with
+  `metadata["aggregate"] = "all clients"`, so the hosts' results are never counted twice.
+- A `group_reporting` entry is one group of jobs: `threads` is its numjobs (fio's JSON names no count of the
+  job sections merged into it). Each run is checked against Little's law: where IOPS x mean latency is far from
+  threads x queue depth (below 0.25x or above 1.5x: a group merging several job sections, a wrong depth) the file
+  gets a warning `line N: ...` naming the run.
 - Text before, between and after JSON documents (notes, `fio: terminating on signal 2`, shell prompts) is
   skipped; every document in the file is read. A file that is one document and nothing else is read by
   `parse_document`, which gives the same records without the registry's detection of every other format.
@@ -69,14 +76,14 @@ from operator import itemgetter
 from typing import Any
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, snap_block_size
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, littles_law_warning, snap_block_size
+from kneepoint.ingest.records import IoRecord, ParsedRecords
 from kneepoint.ingest.textio import size_to_bytes
 
 NAME = "fio_json"
 TITLE = "fio JSON"
 TOOLS = ("fio",)
-HOST_KEYS: frozenset[str] = frozenset()
+HOST_KEYS: frozenset[str] = frozenset({"hostname"})
 USER_KEYS: frozenset[str] = frozenset()
 RESULT_KEY_PREFIXES: tuple[str, ...] = ()
 RESULT_KEYS: tuple[str, ...] = ()
@@ -110,9 +117,9 @@ def detect(text: str) -> float:
     head = text[:65536]
     if '"' not in head:
         return 0.0  # one memchr: most other tools' texts hold no double quote at all
-    if '"fio version"' in head and '"jobs"' in text:
+    if '"fio version"' in head and ('"jobs"' in text or '"client_stats"' in text):
         return 0.95
-    if '"jobs"' in head and '"jobname"' in head:
+    if ('"jobs"' in head or '"client_stats"' in head) and '"jobname"' in head:
         return 0.7
     return 0.0
 
@@ -132,9 +139,10 @@ def parse_document(text: str) -> list[IoRecord] | None:
     except (ValueError, RecursionError):
         return None
     tail = text[end:]
-    if (tail and not tail.isspace()) or not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+    if (tail and not tail.isspace()) or _jobs(doc) is None:
         return None
-    return _parse_document(doc, text, start, end, _LineCounter(text), 0, capped_note=False) or None
+    records = _parse_document(doc, text, start, end, _LineCounter(text), 0, capped_note=False)
+    return _with_checks(records) if records else None
 
 
 def parse(text: str) -> list[IoRecord]:
@@ -159,7 +167,7 @@ def parse(text: str) -> list[IoRecord]:
             pos = m.end()
             continue
         pos = end
-        if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        if _jobs(doc) is None:
             continue
         capped_note = text.find(CAPPED_NOTE, gap_start, start) >= 0
         gap_start = end
@@ -171,7 +179,26 @@ def parse(text: str) -> list[IoRecord]:
         if first_error is not None:
             raise first_error
         raise ParseError("no fio JSON document with jobs found", 1)
-    return records
+    return _with_checks(records)
+
+
+def _with_checks(records: list[IoRecord]) -> ParsedRecords:
+    """The records, with a warning for each run whose thread count and depth Little's law disagrees with."""
+    runs: dict[int, list[IoRecord]] = {}
+    for rec in records:
+        runs.setdefault(rec.run_index, []).append(rec)
+    return ParsedRecords(records, [w for run in runs.values() if (w := littles_law_warning(run))])
+
+
+def _jobs(doc: Any) -> list[Any] | None:
+    """A document's job entries: `jobs`, or `client_stats` in the output of `fio --client` (a server's results per
+    host, and the `All clients` aggregate); None when it is no fio document."""
+    if not isinstance(doc, dict):
+        return None
+    for key in ("jobs", "client_stats"):
+        if isinstance(jobs := doc.get(key), list):
+            return jobs
+    return None
 
 
 def _version(doc: dict[str, Any]) -> str | None:
@@ -239,10 +266,10 @@ def _parse_document(
         capped_note=capped_note,
     )
     # Clones (numjobs without group_reporting) share jobname and groupid; keep file order.
-    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
-    job_lines: dict[tuple[str, int], int] = {}
+    groups: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    job_lines: dict[tuple[str, int, str], int] = {}
     doc_line = lines.at(start)
-    for job in doc["jobs"]:
+    for job in _jobs(doc) or []:
         if not isinstance(job, dict):
             continue
         job_line = doc_line
@@ -250,7 +277,8 @@ def _parse_document(
             at = text.find('"jobname"', lines.pos + 1, end)
             if at >= 0:
                 job_line = lines.at(at)
-        key = (str(job.get("jobname", "")), _int(job.get("groupid"), 0))
+        # Each host's results are its own (never clones of another host's job).
+        key = (str(job.get("jobname", "")), _int(job.get("groupid"), 0), str(job.get("hostname", "")))
         groups.setdefault(key, []).append(job)
         job_lines.setdefault(key, job_line)
 
@@ -284,6 +312,10 @@ def _job_records(ctx: _DocContext, clones: list[dict[str, Any]], line: int, run_
     inferred: list[str] = []
     jobname = str(clones[0].get("jobname", ""))
     metadata["jobname"] = jobname
+    if hostname := clones[0].get("hostname"):
+        metadata["hostname"] = str(hostname)  # `fio --client`: the host that ran the job
+    elif jobname == "All clients":
+        metadata["aggregate"] = "all clients"  # fio's sum over the hosts: a run apart, never added to theirs
     if len(clones) > 1:
         metadata["combined_clones"] = str(len(clones))
 

@@ -64,6 +64,14 @@ Rules:
   file`, shell prompts and blank lines are skipped. `Disk stats` names the target device.
 - Text next to fio's JSON of the same jobs (`--output-format=normal,json`) is left to fio_json (a
   ParseError here), since the JSON is the complete copy.
+- fio 2.0.x: its version printed as a bare number (`2.0.8`), `slat (usec): min=3 , max=214 , avg= 6.83` (a space
+  before each comma), both directions of a mixed job each with its own latency unit (`clat (msec)` under read,
+  `clat (usec)` under write), `bw=583462B/s` and `KB/s`.
+- A `group_reporting` block's `jobs=N` is every job fio merged into the group (numjobs of every job section in it):
+  `threads`. Each run is checked against Little's law (IOPS x mean latency against threads x queue depth, far
+  outside 0.25x..1.5x): a warning `line N: ...` where they disagree.
+- Terse lines beside the text of the same jobs (`--output-format=terse,normal`) are left to fio_terse (a
+  ParseError here), so no result is counted twice.
 - started_at stays empty: fio prints the time it reported, not when the job started (kept as
   `reported_at`).
 """
@@ -75,9 +83,16 @@ import re
 from dataclasses import dataclass, field
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats import fio_json
-from kneepoint.ingest.formats._common import CAPPED_NOTE, FIO_RW, SYNC_ENGINES, first_content_line, snap_block_size
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats import fio_json, fio_terse
+from kneepoint.ingest.formats._common import (
+    CAPPED_NOTE,
+    FIO_RW,
+    SYNC_ENGINES,
+    first_content_line,
+    littles_law_warning,
+    snap_block_size,
+)
+from kneepoint.ingest.records import IoRecord, ParsedRecords
 from kneepoint.ingest.textio import size_to_bytes
 
 NAME = "fio_text"
@@ -97,6 +112,7 @@ _RESULT = re.compile(
     r"err=\s*(?P<err>-?[0-9]{1,9})(?P<rest>.*)$"
 )
 _VERSION = re.compile(r"^fio[- ]v?([0-9]{1,3}\.[0-9]{1,3}[0-9A-Za-z.+_-]{0,40})\s*$")
+_BARE_VERSION = re.compile(r"^(2\.[0-9]{1,2}\.[0-9]{1,2}(?:-[0-9A-Za-z.+_-]{1,40})?)$")  # fio 2.0.x: `2.0.8` alone
 _STARTING = re.compile(r"^Starting ([0-9]{1,9}) (?:process|thread)")
 
 
@@ -112,8 +128,8 @@ _DIR2 = re.compile(
     rf"iops=\s*(?P<iops>{_NUM})(?P<ik>[KMGTPE]?)\s*, runt=\s*(?P<run>[0-9]{{1,12}})\s*msec"
 )
 _LAT_STAT = re.compile(
-    rf"^(?P<kind>slat|clat|lat)\s+\((?P<unit>nsec|usec|msec)\)\s*:\s*min=\s*(?P<min>{_NUM})(?P<mink>[kKMG]?),"
-    rf"\s*max=\s*(?P<max>{_NUM})(?P<maxk>[kKMG]?),\s*avg=\s*(?P<avg>{_NUM})"
+    rf"^(?P<kind>slat|clat|lat)\s+\((?P<unit>nsec|usec|msec)\)\s*:\s*min=\s*(?P<min>{_NUM})(?P<mink>[kKMG]?)\s*,"
+    rf"\s*max=\s*(?P<max>{_NUM})(?P<maxk>[kKMG]?)\s*,\s*avg=\s*(?P<avg>{_NUM})"
 )
 _PCT_HEAD = re.compile(r"^(?P<kind>[a-z ]{1,40}?) percentiles \((?P<unit>nsec|usec|msec)\)\s*:")
 _PCT_ENTRY = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,6})?)th=\[\s*([0-9]{1,20})\]")
@@ -239,11 +255,14 @@ def _starts_line(pattern: re.Pattern[str], text: str, lead: re.Pattern[str] | No
     return False
 
 
-def parse(text: str) -> list[IoRecord]:
+def parse(text: str) -> ParsedRecords:
     invocations = _Reader().read(text)
     if "{" in text and '"fio version"' in text:  # (a one-character needle is found at memchr's pace)
         _refuse_copy_of_json(text, invocations)
+    if ";fio-" in text:
+        _refuse_copy_of_terse(text, invocations)
     records: list[IoRecord] = []
+    warnings: list[str] = []
     run_index = 0
     for inv in invocations:
         groups: dict[tuple[str, int], list[_Block]] = {}
@@ -255,11 +274,13 @@ def parse(text: str) -> list[IoRecord]:
             if recs:
                 records.extend(recs)
                 run_index += 1
+                if warning := littles_law_warning(recs):
+                    warnings.append(warning)
     if not records:
         raise ParseError(
             "no fio result found (a `name: (groupid=...)` block with read/write lines)", first_content_line(text)
         )
-    return records
+    return ParsedRecords(records, warnings)
 
 
 def _refuse_copy_of_json(text: str, invocations: list[_Invocation]) -> None:
@@ -276,6 +297,23 @@ def _refuse_copy_of_json(text: str, invocations: list[_Invocation]) -> None:
             "fio's text output beside its JSON output of the same jobs (--output-format=normal,json): "
             "read the file as fio_json",
             min(r.source_line for r in json_records),
+        )
+
+
+def _refuse_copy_of_terse(text: str, invocations: list[_Invocation]) -> None:
+    """`--output-format=terse,normal` writes the same jobs twice: the terse lines are read by fio_terse, and the
+    text stands down (one result is never counted twice). Text of other jobs is a separate run and is kept."""
+    try:
+        terse_records = fio_terse.parse(text)
+    except ParseError:
+        return
+    names = {r.metadata.get("jobname") for r in terse_records}
+    blocks = [b for inv in invocations for b in inv.blocks]
+    if blocks and all(b.name in names for b in blocks):
+        raise ParseError(
+            "fio's text output beside its terse output of the same jobs (--output-format=terse,normal): "
+            "read the file as fio_terse",
+            min(r.source_line for r in terse_records),
         )
 
 
@@ -407,7 +445,7 @@ class _Reader:
     def invocation_line(self, line: str, lead: str) -> None:
         """fio's version, `Starting N processes`, its capped-depth note, the group summaries and disk stats."""
         inv = self.inv
-        if lead == "f" and (m := _VERSION.match(line)):
+        if (lead == "f" and (m := _VERSION.match(line))) or (lead == "2" and (m := _BARE_VERSION.match(line))):
             if inv.blocks:
                 inv = self.new_invocation()
             inv.version = m[1]

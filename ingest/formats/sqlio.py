@@ -52,9 +52,16 @@ Rules:
   `metadata["command_line"]`. The run's own lines win over it (a `-F` parameter file overrides `-t`); a
   disagreement is noted in `metadata["command_line_conflicts"]`. Only what the run does not print is taken
   from the command line, and listed in `inferred`.
-- A run whose results cannot be read (a result line without a number, a histogram row of the wrong length,
-  results with neither a description nor a command line to say read/write and random/sequential) raises
-  ParseError at that line; a run cut off before its results is skipped.
+- Numbers are read as people paste them (`_common.read_number`): `IOs/sec: 1,026,872.50`, `1.026.872,5`,
+  `1 026 872` (space, U+00A0, U+202F).
+- A histogram row wrapped over two lines (a line of bare numbers, or `24+`, right after a short `ms:` or `%:` row)
+  is joined to it.
+- One damaged line costs only what it says, never the file's other runs: a result line whose value is no number
+  (`IOs/sec: 14122.…`, cut short) leaves that value empty, a histogram row of the wrong length or with a share that
+  is no number leaves the run without a histogram, results with neither a description nor a command line to say
+  read/write and random/sequential leave that run out; each is a warning `line N: ...` (ParsedFile.warnings). A
+  run cut off before its results is skipped. A file where no run can be read raises ParseError at its first
+  damaged line (or at the cut-off run, or the first line).
 """
 
 from __future__ import annotations
@@ -66,8 +73,8 @@ from itertools import accumulate
 from typing import TypeVar
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import first_content_line
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import first_content_line, read_number
+from kneepoint.ingest.records import IoRecord, ParsedRecords, line_warning
 from kneepoint.ingest.textio import find_rare, lines_holding
 
 T = TypeVar("T")
@@ -91,6 +98,7 @@ _NO_PERCENTILES = (None, None, None, None)
 _PERCENTILE_BASIS = "upper bounds of the 1-ms histogram buckets; the 24+ bucket ends at Max_Latency + 1 ms"
 
 _NUMBER = re.compile(r"^\d{1,15}(?:\.\d{1,15})?$")
+_CONTINUATION = re.compile(r"[0-9]{1,15}\+?(?:\s+[0-9]{1,15}\+?)*")  # the rest of a wrapped histogram row
 _WHOLE = re.compile(r"[0-9]{1,9}")
 # An echoed command: `C:\SQLIO>sqlio -kR ...`, `D:\sqlIO -kW ...`, `& "C:\...\sqlio.exe" -kR ...`.
 _COMMAND = re.compile(r"""(?:^|[\s>\\/"'&])(sqlio(?:\.exe)?["']?\s+-.*)$""", re.IGNORECASE)
@@ -242,18 +250,26 @@ class _Run:
     mbs: float | None = None
     latency: dict[str, float] = field(default_factory=dict)
     labels: list[str] | None = None
-    shares: tuple[float, ...] | None = None
+    shares: tuple[float, ...] | None = None  # () once the `%:` row is seen: its values are read at the run's end
+    shares_row: list[str] | None = None
     shares_line: int = 0
 
     @property
     def has_results(self) -> bool:
         return self.result_line is not None
 
+    @property
+    def has_values(self) -> bool:
+        """Whether any result was read (a `CUMULATIVE DATA:` line alone, or damaged values, make no record)."""
+        return self.iops is not None or self.mbs is not None or bool(self.latency) or self.shares_row is not None
 
-def parse(text: str) -> list[IoRecord]:
+
+def parse(text: str) -> ParsedRecords:
     reader = _Reader()
     reader.read(text)
     if not reader.records:
+        if reader.damage:
+            raise reader.damage[0]
         if reader.first_unfinished is not None:
             raise ParseError(
                 "SQLIO run has no results: the output ends before 'CUMULATIVE DATA' (cut short or aborted)",
@@ -262,7 +278,7 @@ def parse(text: str) -> list[IoRecord]:
         raise ParseError(
             "no SQLIO result found (no 'IOs/sec:' or 'MBs/sec:' line of a sqlio run)", first_content_line(text)
         )
-    return reader.records
+    return ParsedRecords(reader.records, [line_warning(e.line, e.reason) for e in reader.damage])
 
 
 class _Reader:
@@ -273,6 +289,8 @@ class _Reader:
         self.run: _Run | None = None
         self.pending: _Command | None = None
         self.first_unfinished: _Run | None = None
+        self.damage: list[ParseError] = []  # what could not be read, in file order: the file's warnings
+        self.wrapped: list[str] | None = None  # a short histogram row a wrapped line may continue
         self.commands: dict[str, _Command] = {}  # a batch log echoes the same few commands run after run
 
     def read(self, text: str) -> None:
@@ -287,12 +305,16 @@ class _Reader:
         pattern = _LINE_BY_FIRST.get(first) if first.isascii() else _LINE
         m = pattern.match(line) if pattern is not None else None
         if m is None:
+            if self.wrapped is not None and _CONTINUATION.fullmatch(line):
+                self.wrapped.extend(line.split())  # the rest of a histogram row wrapped over two lines
+                return
             # Each spelling _COMMAND accepts holds "ql" once lower-cased (only q/Q and l/L match there).
             if "ql" in line.lower() and (command := _COMMAND.search(line)):
                 self.pending = self.command(command.group(1).rstrip())
             return
         kind = m.lastgroup
         run = self.run
+        self.wrapped = None
         if kind == "version":
             self.start(lineno).version = m.group("version_id")
         elif kind in _DESCRIPTIONS:
@@ -306,7 +328,12 @@ class _Reader:
             # A result the run already has is the next run's, pasted without its description.
             if run is None or _repeats(run, kind):
                 run = self.start(lineno)
-            _result(line, kind, lineno, run)
+            try:
+                _result(line, kind, lineno, run)
+            except ParseError as exc:
+                self.damage.append(exc)
+            if kind in ("labels", "shares") and len(row := _row(run, kind)) < len(_STANDARD_LABELS):
+                self.wrapped = row
 
     def command(self, text: str) -> _Command:
         if text not in self.commands:
@@ -323,9 +350,12 @@ class _Reader:
         run = self.run
         if run is None:
             return
-        if run.has_results:
-            self.records.append(_record(run, len(self.records)))
-        elif self.first_unfinished is None and (run.described or run.version):
+        if run.has_values:
+            try:
+                self.records.append(_record(run, len(self.records), self.damage))
+            except ParseError as exc:
+                self.damage.append(exc)
+        elif self.first_unfinished is None and (run.described or run.version) and not run.has_results:
             self.first_unfinished = run
         self.run = None
 
@@ -388,7 +418,17 @@ def _repeats(run: _Run, kind: str) -> bool:
     return kind in run.latency
 
 
+def _row(run: _Run, kind: str) -> list[str]:
+    """The run's labels row, or its shares row as a list that a wrapped line extends."""
+    if kind == "labels":
+        return run.labels or []
+    if run.shares_row is None:
+        run.shares_row = []
+    return run.shares_row
+
+
 def _result(line: str, kind: str, lineno: int, run: _Run) -> None:
+    """Record a result line; ParseError (the run's other results kept) when its value is no number."""
     if kind == "cumulative":
         run.result_line = run.result_line or lineno
         return
@@ -396,11 +436,9 @@ def _result(line: str, kind: str, lineno: int, run: _Run) -> None:
         run.labels = line.split(":", 1)[1].split()
         return
     if kind == "shares":
-        values = line.split(":", 1)[1].split()
-        if not all(map(_NUMBER.match, values)):
-            for value in values:
-                _number(value, "histogram share", lineno)  # raises at the first that is no number
-        run.shares = tuple(map(float, values))
+        # Read at the run's end (a wrapped row is joined first): the shares row makes the run a result.
+        run.shares_row = line.split(":", 1)[1].split()
+        run.shares = ()
         run.shares_line = lineno
         run.result_line = run.result_line or lineno
         return
@@ -416,12 +454,15 @@ def _result(line: str, kind: str, lineno: int, run: _Run) -> None:
 
 
 def _number(value: str, label: str, lineno: int) -> float:
-    if not _NUMBER.match(value):
+    number = float(value) if _NUMBER.match(value) else read_number(value)
+    if number is None:
         raise ParseError(f"SQLIO {label} value {value[:40]!r} is not a number", lineno)
-    return float(value)
+    return number
 
 
-def _record(run: _Run, run_index: int) -> IoRecord:
+def _record(run: _Run, run_index: int, damage: list[ParseError]) -> IoRecord:
+    """The run's record; ParseError when it cannot say what the run did. A histogram that cannot be read is left out
+    (noted in `damage`)."""
     cmd = run.command
     inferred: list[str] = []
     metadata = run.metadata  # the run is done with: its dict becomes the record's
@@ -464,7 +505,11 @@ def _record(run: _Run, run_index: int) -> IoRecord:
     if fallback.used:
         metadata["from_command_line"] = ", ".join(fallback.used)
 
-    histogram, percentiles = _histogram(run)
+    try:
+        histogram, percentiles = _histogram(run)
+    except ParseError as exc:
+        damage.append(exc)
+        histogram, percentiles = [], None
     if histogram:
         if percentiles is not None:
             inferred += _PERCENTILE_KEYS
@@ -553,9 +598,12 @@ _CONFLICT_FLAGS = ("t", "s", "b", "k", "f", "o")
 
 def _histogram(run: _Run) -> tuple[list[tuple[float, float]], tuple[float, ...] | None]:
     """The run's histogram (empty without a `%:` row) and its p50, p95, p99, p99.9 (None: the shares add up to 0)."""
-    shares = run.shares
-    if shares is None:
+    if run.shares_row is None:
         return [], None
+    if all(map(_NUMBER.match, run.shares_row)):
+        shares = tuple(map(float, run.shares_row))
+    else:  # (raises at the first share that is no number)
+        shares = tuple(_number(value, "histogram share", run.shares_line) for value in run.shares_row)
     labels = run.labels if run.labels is not None else _STANDARD_LABELS
     if len(labels) != len(shares):
         raise ParseError(f"SQLIO histogram has {len(shares)} shares for {len(labels)} buckets", run.shares_line)

@@ -4,19 +4,39 @@ with files as (
     select * from {{ ref('dim_files') }}
 ),
 
+disk_tools as (
+    select disk_key, array_agg(distinct tool order by tool) as tools
+    from (select disk_key, unnest(tools) as tool from files) as file_tools
+    group by disk_key
+),
+
 per_disk as (
     select
         disk_key,
-        any_value(disk) as disk,
-        any_value(host) as host,
+        min(disk) as disk,
+        min(host) as host,
         min(ingested_at) as first_seen_at,
         max(ingested_at) as last_seen_at,
-        list_sort(list_distinct(flatten(list(tools)))) as tools,
         count(*) as files,
-        sum(io_runs)::bigint as runs,
-        sum(statements)::bigint as statements
+        cast(sum(io_runs) as bigint) as runs,
+        cast(sum(statements) as bigint) as statements
     from files
     group by disk_key
+),
+
+final as (
+    select
+        per_disk.disk_key,
+        per_disk.disk,
+        per_disk.host,
+        per_disk.first_seen_at,
+        per_disk.last_seen_at,
+        coalesce(disk_tools.tools, {{ kp_empty_text_list() }}) as tools,
+        per_disk.files,
+        per_disk.runs,
+        per_disk.statements
+    from per_disk
+    left join disk_tools using (disk_key)
 )
 
-select * from per_disk
+select * from final

@@ -22,8 +22,7 @@ io_counts as (
     select
         file_id,
         count(*) as io_records,
-        count(distinct run_index) as io_runs,
-        list(distinct tool order by tool) as io_tools
+        count(distinct run_index) as io_runs
     from io_records
     group by file_id
 ),
@@ -31,6 +30,19 @@ io_counts as (
 statement_counts as (
     select file_id, count(distinct statement_index) as statements
     from statements
+    group by file_id
+),
+
+-- the benchmark tools of its records, and `sqlserver` for SET STATISTICS output (the server's own measure)
+file_tools as (
+    select file_id, tool from io_records
+    union
+    select file_id, 'sqlserver' from statements
+),
+
+tool_lists as (
+    select file_id, array_agg(tool order by tool) as tools
+    from file_tools
     group by file_id
 ),
 
@@ -53,13 +65,11 @@ final as (
         coalesce(io_counts.io_records, 0) as io_records,
         coalesce(io_counts.io_runs, 0) as io_runs,
         coalesce(statement_counts.statements, 0) as statements,
-        -- the benchmark tools of its records, and `sqlserver` for SET STATISTICS output (the server's own measure)
-        coalesce(io_counts.io_tools, []::varchar[])
-            || case when coalesce(statement_counts.statements, 0) > 0 then ['sqlserver'] else []::varchar[] end
-            as tools
+        coalesce(tool_lists.tools, {{ kp_empty_text_list() }}) as tools
     from files
     left join io_counts using (file_id)
     left join statement_counts using (file_id)
+    left join tool_lists using (file_id)
 )
 
 select * from final

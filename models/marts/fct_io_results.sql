@@ -33,8 +33,11 @@ counted as (
     union all
     select io_records.*
     from io_records
-    anti join runs_with_total using (file_id, run_index)
     where io_records.direction is distinct from 'total'
+      and not exists (
+          select 1 from runs_with_total as t
+          where t.file_id = io_records.file_id and t.run_index = io_records.run_index
+      )
 ),
 
 runs as (

@@ -64,42 +64,51 @@ from_histograms as (
 ),
 
 -- The printed percentiles of the records without a histogram curve, in rising order, the missing ones left out.
+without_histogram as (
+    select io_results.*
+    from io_results
+    where not exists (
+        select 1 from from_histograms as h
+        where h.point_index = 0 and h.file_id = io_results.file_id and h.record_index = io_results.record_index
+    )
+),
+
 printed as (
     select
-        io_results.io_result_id,
-        io_results.tool,
-        io_results.pattern,
-        io_results.operation,
-        io_results.read_pct,
-        io_results.direction,
-        io_results.block_size_bytes,
-        io_results.threads,
-        io_results.queue_depth,
-        io_results.outstanding_io,
-        io_results.latency_avg_ms,
-        io_results.file_id,
-        io_results.record_index,
-        io_results.run_index,
-        list_filter(
-            [
-                {'percentile': 0.0, 'latency_ms': latency_min_ms},
-                {'percentile': 50.0, 'latency_ms': latency_p50_ms},
-                {'percentile': 95.0, 'latency_ms': latency_p95_ms},
-                {'percentile': 99.0, 'latency_ms': latency_p99_ms},
-                {'percentile': 99.9, 'latency_ms': latency_p999_ms},
-                {'percentile': 100.0, 'latency_ms': latency_max_ms}
-            ],
-            lambda point: point.latency_ms is not null
-        ) as points
-    from io_results
-    anti join (select file_id, record_index from from_histograms where point_index = 0) using (file_id, record_index)
+        r.io_result_id,
+        r.tool,
+        r.pattern,
+        r.operation,
+        r.read_pct,
+        r.direction,
+        r.block_size_bytes,
+        r.threads,
+        r.queue_depth,
+        r.outstanding_io,
+        r.latency_avg_ms,
+        r.file_id,
+        r.record_index,
+        r.run_index,
+        p.ordinal,
+        cast(p.percentile as double precision) as percentile,
+        p.latency_ms
+    from without_histogram as r
+    cross join lateral (
+        values
+            (0, 0.0, r.latency_min_ms),
+            (1, 50.0, r.latency_p50_ms),
+            (2, 95.0, r.latency_p95_ms),
+            (3, 99.0, r.latency_p99_ms),
+            (4, 99.9, r.latency_p999_ms),
+            (5, 100.0, r.latency_max_ms)
+    ) as p (ordinal, percentile, latency_ms)
+    where p.latency_ms is not null
 ),
 
 from_printed as (
     select
         *,
-        unnest(points) as point,
-        generate_subscripts(points, 1)::bigint - 1 as point_index
+        row_number() over (partition by file_id, record_index order by ordinal) - 1 as point_index
     from printed
 ),
 
@@ -137,13 +146,13 @@ final as (
         io_result_id || ':' || point_index,
         io_result_id,
         point_index,
-        point.percentile,
-        point.latency_ms,
+        percentile,
+        latency_ms,
         'printed_percentiles',
-        null::varchar,
-        null::double,
-        null::double,
-        null::double,
+        cast(null as varchar),
+        cast(null as double precision),
+        cast(null as double precision),
+        cast(null as double precision),
         tool,
         pattern,
         operation,

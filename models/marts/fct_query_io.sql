@@ -71,7 +71,7 @@ final as (
         {{ pages_to_bytes('s.pages_read') }} as read_bytes,
         s.lob_pages_read,
         case when s.statement_logical_reads > 0
-            then round(100.0 * coalesce(s.logical_reads, 0) / s.statement_logical_reads, 3)
+            then {{ kp_round('100.0 * coalesce(s.logical_reads, 0) / s.statement_logical_reads', 3) }}
         end as logical_reads_pct_of_statement,
         s.statement_tables,
         s.statement_scan_count,

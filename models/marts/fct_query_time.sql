@@ -29,8 +29,8 @@ times as (
         sum(cpu_ms) filter (where phase = 'execution') as execution_cpu_ms,
         sum(elapsed_ms) filter (where phase = 'execution') as execution_elapsed_ms,
         count(*) filter (where phase = 'execution') as execution_blocks,
-        any_value(tool_version) as tool_version,
-        any_value(language) as language
+        min(tool_version) as tool_version,
+        min(language) as language
     from query_time
     group by file_id, statement_index
 ),
@@ -54,8 +54,8 @@ io as (
         sum(lob_pages_read) as lob_pages_read,
         sum(segment_reads) as segment_reads,
         sum(segment_skipped) as segment_skipped,
-        any_value(tool_version) as tool_version,
-        any_value(language) as language
+        min(tool_version) as tool_version,
+        min(language) as language
     from query_io
     group by file_id, statement_index
 ),

@@ -19,7 +19,7 @@ curve as (
         read_pct,
         block_size_bytes,
         direction,
-        outstanding_io::double as x,
+        cast(outstanding_io as double precision) as x,
         throughput_bytes_per_s as y
     from {{ ref('int_saturation_points') }}
     where throughput_bytes_per_s > 0
@@ -36,8 +36,9 @@ segments as (
     window by_load as (partition by series_id order by x)
 ),
 
+-- each curve's smallest load and its throughput, and the curve's best
 ends as (
-    select
+    select distinct on (series_id)
         series_id,
         disk_key,
         pattern,
@@ -45,11 +46,11 @@ ends as (
         read_pct,
         block_size_bytes,
         direction,
-        min(x) as x_min,
-        arg_min(y, x) as y_min,
-        max(y) as curve_best_bytes_per_s
+        x as x_min,
+        y as y_min,
+        max(y) over (partition by series_id) as curve_best_bytes_per_s
     from curve
-    group by series_id, disk_key, pattern, operation, read_pct, block_size_bytes, direction
+    order by series_id, x
 ),
 
 pairs as (
@@ -60,17 +61,20 @@ pairs as (
 
 -- the first segment, by load, whose throughputs bracket the statement's
 crossings as (
-    select
+    select distinct on (pairs.statement_id, pairs.series_id)
         pairs.statement_id,
         pairs.series_id,
-        arg_min({'x0': segments.x0, 'y0': segments.y0, 'x1': segments.x1, 'y1': segments.y1}, segments.x0) as segment
+        segments.x0,
+        segments.y0,
+        segments.x1,
+        segments.y1
     from pairs
     inner join segments
         on segments.series_id = pairs.series_id
         and segments.y1 is not null
         and segments.y1 <> segments.y0
         and pairs.effective_read_bytes_per_s between least(segments.y0, segments.y1) and greatest(segments.y0, segments.y1)
-    group by pairs.statement_id, pairs.series_id
+    order by pairs.statement_id, pairs.series_id, segments.x0
 ),
 
 placed as (
@@ -79,15 +83,16 @@ placed as (
         case
             when pairs.effective_read_bytes_per_s <= pairs.y_min
                 then pairs.x_min * pairs.effective_read_bytes_per_s / pairs.y_min
-            else pow(
-                2,
-                log2(crossings.segment.x0)
-                + (pairs.effective_read_bytes_per_s - crossings.segment.y0) / (crossings.segment.y1 - crossings.segment.y0)
-                * (log2(crossings.segment.x1) - log2(crossings.segment.x0))
+            else power(
+                2.0,
+                ln(crossings.x0) / ln(2.0)
+                + (pairs.effective_read_bytes_per_s - crossings.y0) / (crossings.y1 - crossings.y0)
+                * (ln(crossings.x1) - ln(crossings.x0)) / ln(2.0)
             )
         end as curve_outstanding_io
     from pairs
-    left join crossings using (statement_id, series_id)
+    left join crossings
+        on crossings.statement_id = pairs.statement_id and crossings.series_id = pairs.series_id
 ),
 
 final as (

@@ -14,9 +14,9 @@ printed as (
     where iops > 0
       and throughput_bytes_per_s > 0
       and block_size_bytes > 0
-      and not list_contains(inferred, 'iops')
-      and not list_contains(inferred, 'throughput_bytes_per_s')
-      and not list_contains(inferred, 'block_size_bytes')
+      and not ('iops' = any(inferred))
+      and not ('throughput_bytes_per_s' = any(inferred))
+      and not ('block_size_bytes' = any(inferred))
 ),
 
 checked as (

@@ -16,7 +16,7 @@ renamed as (
         ingested_at,
         disk,
         coalesce(host, '') as host,
-        coalesce(tags, []::varchar[]) as tags,
+        coalesce(tags, {{ kp_empty_text_list() }}) as tags,
         notes,
         kneepoint_version,
         stored_seq

@@ -12,7 +12,7 @@ converted as (
         tool,
         tool_version,
         target,
-        try_cast(started_at as timestamptz) as started_at,
+        {{ kp_try_timestamptz('started_at') }} as started_at,
         pattern,
         operation,
         read_pct,
@@ -32,7 +32,7 @@ converted as (
         {{ to_ms('latency_p999', 'latency_unit') }} as latency_p999_ms,
         throughput_unit as reported_throughput_unit,
         latency_unit as reported_latency_unit,
-        coalesce(inferred, []::varchar[]) as inferred
+        coalesce(inferred, {{ kp_empty_text_list() }}) as inferred
     from source
 )
 

@@ -29,7 +29,7 @@ union all
 
 select latency_point_id, curve_source, percentile, latency_ms, 'latency not finite or negative'
 from points
-where not isfinite(latency_ms) or latency_ms < 0
+where not {{ kp_is_finite('latency_ms') }} or latency_ms < 0
 
 union all
 

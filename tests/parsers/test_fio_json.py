@@ -832,3 +832,39 @@ def test_jobname_lines_count_every_line_of_a_bins_block():
     lines = text.split("\n")
     for rec in fio_json.parse(text):
         assert '"jobname"' in lines[rec.source_line - 1]
+
+
+# ---------------------------------------------------------------------------------------------- fio --client
+
+
+def test_client_server_json_gives_a_run_per_host_and_the_all_clients_sum_apart():
+    from pathlib import Path
+
+    from kneepoint.ingest import formats as registry
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "fio_json" / "client-server-two-hosts.json"
+    parsed = registry.parse_bytes(path.read_bytes(), path.name)
+    hosts = [r.metadata.get("hostname") for r in parsed.records]
+    assert hosts == ["db-node-1", "db-node-2", None]
+    aggregate = parsed.records[2]
+    assert aggregate.metadata["aggregate"] == "all clients"
+    assert len({r.run_index for r in parsed.records}) == 3  # the sum is never folded into a host's run
+    assert aggregate.iops == parsed.records[0].iops + parsed.records[1].iops
+    assert "hostname" in registry.host_keys()
+
+
+def test_littles_law_disagreement_is_a_warning_naming_the_run():
+    from pathlib import Path
+
+    from kneepoint.ingest import formats as registry
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "fio_json" / "randread-sweep.json"
+    text = path.read_text()
+    assert registry.parse_bytes(text.encode(), "ok.json").warnings == []
+    # Four job sections merged into one group_reporting entry still say numjobs=1: 4x the I/Os in flight.
+    doc = json.loads(text)
+    doc["jobs"] = doc["jobs"][:1]
+    doc["jobs"][0]["read"]["iops"] *= 4
+    parsed = registry.parse_bytes(json.dumps(doc).encode(), "merged.json")
+    (warning,) = parsed.warnings
+    assert warning.startswith("line ") and "Little's law" in warning

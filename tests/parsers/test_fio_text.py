@@ -552,3 +552,23 @@ def test_a_job_block_pasted_among_the_group_summaries_is_read():
     block = sweep_text[first : sweep_text.index("\n", sweep_text.index("latency   :", first)) + 1]
     at = sweep_text.index("\n", sweep_text.index("Run status group 0")) + 1
     assert len(fio_text.parse(sweep_text[:at] + block + sweep_text[at:])) == len(fio_text.parse(sweep_text)) + 1
+
+
+def test_fio_2_0_x_text_both_directions_with_their_own_latency_units():
+    from pathlib import Path
+
+    from kneepoint.ingest import formats as registry
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "fio_text" / "fio-2.0.8-randrw-both-directions.txt"
+    parsed = registry.parse_bytes(path.read_bytes(), path.name)
+    read, write = parsed.records
+    assert (read.tool_version, read.operation, read.direction, write.direction) == ("2.0.8", "mixed", "read", "write")
+    assert (read.throughput, read.throughput_unit, write.throughput, write.throughput_unit) == (
+        13109.0,
+        "KiB/s",
+        583462.0,
+        "B/s",
+    )
+    assert (read.latency_unit, read.latency_avg, read.latency_max) == ("ms", 7.40, 220.0)  # `lat (msec)`
+    assert (write.latency_unit, write.latency_avg, write.latency_min) == ("us", 55420.19, 420.0)  # `lat (usec)`
+    assert read.queue_depth == 32 and read.read_pct == 96.0

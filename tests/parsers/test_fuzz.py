@@ -16,10 +16,14 @@ BUDGET = int(os.environ.get("KNEEPOINT_FUZZ_EXAMPLES", "300"))
 
 
 def test_seed_files_all_parse():
-    """The unmutated corpus and sample files are the baseline: every one parses."""
+    """The unmutated corpus and sample files are the baseline: every one parses (a golden fixture whose expected file
+    holds a ParseError is damaged on purpose)."""
     corpus_dir()
     failures = []
     for name, data in fuzzing.seeds():
+        expected = fuzzing.ROOT / "tests" / f"{name}.jsonl"
+        if name.startswith("fixtures/") and '"error"' in expected.read_text("utf-8").split("\n", 1)[0]:
+            continue
         try:
             fuzzing.parse_bytes(data, name)
         except fuzzing.ParseError as exc:

@@ -66,6 +66,8 @@ def outcome(data: bytes, name: str) -> list[dict[str, Any]]:
         lines = [{"error": exc.reason, "line": exc.line}]
     else:
         head = {"format": parsed.format, "encoding": parsed.encoding, "records": len(parsed.records)}
+        if parsed.warnings:  # (only where a parser kept a file despite a line it could not read)
+            head["warnings"] = parsed.warnings
         lines = [head] + [golden_record(r) for r in parsed.records]
     return json.loads(json.dumps(lines))
 

@@ -70,7 +70,7 @@ def test_every_format_declares_the_interface_and_the_registry_gathers_it():
     assert formats.tools() == ["crystaldiskmark", "diskspd", "fio", "kdiskmark", "sqlio"]
     assert formats.titles()["sqlstats"] == "SQL Server STATISTICS IO/TIME"
     assert formats.titles()["crystaldiskmark"] == "CrystalDiskMark / KDiskMark"
-    assert formats.host_keys() == {"computer_name", "computername"}
+    assert formats.host_keys() == {"computer_name", "computername", "hostname"}
     assert formats.user_keys() == frozenset()
     assert formats.result_key_prefixes() == ("cpu.", "latency.", "read.", "results.", "total.", "write.")
     assert formats.result_keys() == ("printed_throughput", "timespan")

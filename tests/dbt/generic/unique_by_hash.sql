@@ -7,7 +7,7 @@
 {% test unique_by_hash(model, column_name) %}
 
 with repeated_hashes as (
-    select hash({{ column_name }}) as key_hash
+    select {{ kp_hash(column_name) }} as key_hash
     from {{ model }}
     where {{ column_name }} is not null
     group by key_hash
@@ -18,7 +18,7 @@ select
     {{ column_name }} as unique_field,
     count(*) as n_records
 from {{ model }}
-where hash({{ column_name }}) in (select key_hash from repeated_hashes)
+where {{ kp_hash(column_name) }} in (select key_hash from repeated_hashes)
 group by {{ column_name }}
 having count(*) > 1
 

@@ -1,0 +1,1 @@
+"""The `kneepoint` command line (main.py) and what it prints."""

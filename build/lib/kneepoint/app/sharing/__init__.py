@@ -1,0 +1,1 @@
+"""What a user sends: the report, bundles, anonymization and chart images."""

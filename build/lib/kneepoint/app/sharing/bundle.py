@@ -1,0 +1,418 @@
+"""Data bundles: `kneepoint export` writes the marts, the raw layer, the report and a manifest into one zip;
+`kneepoint import` loads one into another warehouse (a vendor's), keeping labels and provenance.
+
+The raw layer is the source of truth: import inserts the bundle's raw rows (one transaction per file, files
+whose sha256 is already stored are skipped, every file's bytes checked against its sha256) and brings the models
+up to date, so the marts come out as they were made; the bundle's own marts are never loaded.
+The Parquet marts are there for the reader who has no kneepoint (pandas, DuckDB, Excel through Power Query).
+An anonymized bundle carries neither the original bytes nor any path (app/anonymize.py).
+
+Layout of the zip:
+    manifest.json                      format, versions, disks, files with sha256, every table with rows and sha256
+    report.html                        the self-contained report (app/sharing/report.py)
+    raw/<raw table>.parquet            the raw layer of the bundled files
+    marts/<mart>.parquet               every model of models/marts
+Parquet is written uncompressed and the zip deflates it: the same size, and a text search of the unzipped
+bundle finds any string in it (how a user checks an anonymized bundle before sending it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from kneepoint.app.sharing.anonymize import Share, shared_warehouse
+from kneepoint.ingest import __version__, schema
+from kneepoint.ingest.labels import LabelError, check_labels
+from kneepoint.ingest.sources import Limits, MiB
+from kneepoint.ingest.units import PROJECT_ROOT
+from kneepoint.ingest.warehouse import RAW_TABLES, changing, connect, record_changes
+
+BUNDLE_FORMAT = "kneepoint-bundle"
+BUNDLE_VERSION = 1
+MANIFEST = "manifest.json"
+REPORT = "report.html"
+
+
+class BundleError(Exception):
+    """A file that is not a kneepoint bundle, or one that was damaged."""
+
+
+def mart_names() -> list[str]:
+    """The models of models/marts (SQL and Python), in name order."""
+    folder = PROJECT_ROOT / "models" / "marts"
+    return sorted({p.stem for p in folder.iterdir() if p.suffix in (".sql", ".py")})
+
+
+# -- export -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ExportResult:
+    path: Path
+    disks: list[str]
+    files: int
+    tables: dict[str, int]  # zip member -> rows
+    anonymized: bool
+
+
+def export_bundle(
+    db: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    disks: Iterable[str] | None = None,
+    anonymize: bool = False,
+    marked: Sequence[str] = (),
+) -> ExportResult:
+    """Write a bundle of the chosen disks (every disk when none) to `out`."""
+    with shared_warehouse(db, disks, anonymize, marked) as share:
+        data = bundle_bytes(share)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_bytes(data)
+    tmp.replace(out)
+    manifest = json.loads(zipfile.ZipFile(out).read(MANIFEST))
+    return ExportResult(
+        out,
+        manifest["disks"],
+        len(manifest["files"]),
+        {k: v["rows"] for k, v in manifest["tables"].items()},
+        manifest["anonymized"],
+    )
+
+
+def bundle_bytes(share: Share, report_html: str | None = None) -> bytes:
+    """The zip of a prepared warehouse (app.anonymize.shared_warehouse); renders the report unless given."""
+    from kneepoint.app.sharing.report import render
+
+    if report_html is None:
+        report_html = render(share).html
+    con = connect(share.db)
+    try:
+        stored = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        tables: dict[str, pa.Table] = {}
+        for t in RAW_TABLES:
+            if t == "raw_file_contents" and share.anonymized:
+                continue  # the original bytes hold every name the anonymization replaced
+            tables[f"raw/{t}.parquet"] = con.sql(f"SELECT * FROM {t} ORDER BY ALL").to_arrow_table()
+        for m in mart_names():
+            if m in stored:
+                tables[f"marts/{m}.parquet"] = con.sql(f"SELECT * FROM {m}").to_arrow_table()
+        files = con.sql(
+            """
+            SELECT file_id, name, sha256, size_bytes, format, tool_version, disk, host,
+                   strftime(ingested_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S.%fZ') AS ingested_at,
+                   kneepoint_version
+            FROM raw_files ORDER BY ingested_at, name
+            """
+        ).to_arrow_table()
+    finally:
+        con.close()
+    buf = io.BytesIO()
+    entries: dict[str, dict] = {}
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        for member, table in tables.items():
+            data = _parquet(table)
+            zf.writestr(member, data)
+            entries[member] = {
+                "table": Path(member).stem,
+                "layer": member.split("/")[0],
+                "rows": table.num_rows,
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
+        report = report_html.encode("utf-8")
+        zf.writestr(REPORT, report)
+        manifest = {
+            "format": BUNDLE_FORMAT,
+            "bundle_version": BUNDLE_VERSION,
+            "kneepoint_version": __version__,
+            "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "anonymized": share.anonymized,
+            "original_bytes_included": "raw/raw_file_contents.parquet" in entries,
+            "disks": list(share.disk_keys),
+            "files": files.to_pylist(),
+            "tables": entries,
+            "report": {"path": REPORT, "sha256": hashlib.sha256(report).hexdigest()},
+        }
+        zf.writestr(MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False))
+    return buf.getvalue()
+
+
+def _parquet(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="none")
+    return buf.getvalue()
+
+
+# -- import -------------------------------------------------------------------------------------------------
+
+# A bundle is read member by member from the zip, each within these bounds (the ingest's zip limits), so a crafted
+# bundle costs no more than what it declares: a member that inflates past its size or the ratio is refused.
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024
+_STREAM_CHUNK = 1024 * 1024
+
+
+@dataclass
+class ImportResult:
+    added: list[dict] = field(default_factory=list)  # manifest file entries
+    duplicates: list[dict] = field(default_factory=list)  # (entry + the stored file's id and disk)
+    errors: list[str] = field(default_factory=list)
+    dropped_columns: list[str] = field(default_factory=list)
+    build_failures: list[str] | None = None  # None: not rebuilt
+    anonymized: bool = False
+
+
+@dataclass
+class _Bundle:
+    manifest: dict
+    raw: dict[str, Path]  # raw table -> its Parquet, unpacked and checked against the manifest's sha256
+
+
+def read_bundle(path: str | os.PathLike[str]) -> tuple[dict, dict[str, pa.Table]]:
+    """The manifest and the raw tables of a bundle, each member checked against the manifest's sha256."""
+    with tempfile.TemporaryDirectory(prefix="kneepoint-bundle-") as tmp:
+        bundle = _unpack(Path(path), Path(tmp), Limits())
+        return bundle.manifest, {name: pq.read_table(member) for name, member in bundle.raw.items()}
+
+
+def _unpack(path: Path, folder: Path, limits: Limits) -> _Bundle:
+    """Check the bundle and unpack its raw tables into `folder`: the manifest first, then each listed raw member,
+    streamed within the limits and hashed as it is written."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise BundleError(f"{path.name}: not a zip file ({exc})") from None
+    with zf:
+        members = {i.filename: i for i in zf.infolist()}
+        if MANIFEST not in members:
+            raise BundleError(f"{path.name}: no {MANIFEST}; not a kneepoint bundle")
+        manifest_bytes = _member_bytes(zf, members[MANIFEST], path, MAX_MANIFEST_BYTES, limits)
+        try:
+            manifest = json.loads(manifest_bytes)
+        except ValueError as exc:
+            raise BundleError(f"{path.name}: unreadable {MANIFEST} ({exc})") from None
+        del manifest_bytes
+        if not isinstance(manifest, dict) or manifest.get("format") != BUNDLE_FORMAT:
+            raise BundleError(f"{path.name}: {MANIFEST} is not a {BUNDLE_FORMAT} manifest")
+        if manifest.get("bundle_version") != BUNDLE_VERSION:
+            raise BundleError(
+                f"{path.name}: bundle version {manifest.get('bundle_version')!r}; this kneepoint "
+                f"({__version__}) reads version {BUNDLE_VERSION}"
+            )
+        raw: dict[str, Path] = {}
+        total = 0
+        for member, entry in (manifest.get("tables") or {}).items():
+            if not isinstance(entry, dict) or entry.get("layer") != "raw":
+                continue
+            table = entry.get("table")
+            if table not in RAW_TABLES or member != f"raw/{table}.parquet":
+                raise BundleError(f"{path.name}: {member} is not a raw table this kneepoint knows")
+            if member not in members:
+                raise BundleError(f"{path.name}: {member} is listed in the manifest but missing")
+            out = folder / f"{table}.parquet"
+            total += _unpack_member(zf, members[member], out, entry.get("sha256"), path, limits)
+            if total > limits.max_zip_total_bytes:
+                raise BundleError(
+                    f"{path.name}: the raw tables expand past {limits.max_zip_total_bytes / MiB:.0f} MB "
+                    "(KNEEPOINT_MAX_ZIP_MB)"
+                )
+            try:
+                pq.read_metadata(out)
+            except (pa.ArrowException, OSError) as exc:
+                raise BundleError(f"{path.name}: {member} is not readable Parquet ({exc})") from None
+            raw[table] = out
+    if "raw_files" not in raw:
+        raise BundleError(f"{path.name}: the bundle holds no raw_files table")
+    return _Bundle(manifest, raw)
+
+
+def _check_member(info: zipfile.ZipInfo, path: Path, max_bytes: int, limits: Limits) -> None:
+    if info.file_size > max_bytes:
+        raise BundleError(f"{path.name}: {info.filename} is {info.file_size / MiB:.0f} MB, past the limit")
+    if info.compress_size and info.file_size / info.compress_size > limits.max_zip_ratio:
+        raise BundleError(
+            f"{path.name}: {info.filename}: compression ratio {info.file_size / info.compress_size:.0f}:1 past the "
+            f"limit of {limits.max_zip_ratio:.0f}:1 (zip bomb?)"
+        )
+
+
+def _stream(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, max_bytes: int, limits: Limits) -> Iterator[bytes]:
+    """The member's bytes in chunks, never more than it declares (a lying header inflates no further)."""
+    _check_member(info, path, max_bytes, limits)
+    read = 0
+    try:
+        with zf.open(info) as fh:
+            while chunk := fh.read(_STREAM_CHUNK):
+                read += len(chunk)
+                if read > info.file_size:
+                    raise BundleError(f"{path.name}: {info.filename} expands past its declared size: refused")
+                yield chunk
+    except (zipfile.BadZipFile, OSError, EOFError, zlib.error, RuntimeError, ValueError) as exc:
+        raise BundleError(f"{path.name}: {info.filename} is damaged ({exc})") from None
+
+
+def _member_bytes(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, max_bytes: int, limits: Limits) -> bytes:
+    return b"".join(_stream(zf, info, path, max_bytes, limits))
+
+
+def _unpack_member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, out: Path, sha256: object, path: Path, limits: Limits
+) -> int:
+    digest = hashlib.sha256()
+    size = 0
+    with open(out, "wb") as fh:
+        for chunk in _stream(zf, info, path, limits.max_zip_total_bytes, limits):
+            digest.update(chunk)
+            size += len(chunk)
+            fh.write(chunk)
+    if digest.hexdigest() != sha256:
+        raise BundleError(f"{path.name}: {info.filename} does not match its sha256 in the manifest")
+    return size
+
+
+def import_bundle(
+    db: str | os.PathLike[str],
+    path: str | os.PathLike[str],
+    build: bool = True,
+    progress: Callable[[str], None] | None = None,
+    build_progress: Callable[[str], None] | None = None,
+) -> ImportResult:
+    """Load a bundle into the warehouse `db`: each file in its own transaction (its bytes checked against its
+    sha256, its labels against their limits), known sha256s skipped; then bring the models up to date (unless
+    `build` is False). The bundle's marts are not loaded: the models are rebuilt from its raw layer, so a
+    forged mart can show nothing."""
+    from kneepoint.ingest.build import build_models
+
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="kneepoint-bundle-") as tmp:
+        bundle = _unpack(path, Path(tmp), Limits())  # checked before the warehouse is touched
+        result = ImportResult(anonymized=bool(bundle.manifest.get("anonymized")))
+        entries = {f["file_id"]: f for f in bundle.manifest.get("files", []) if isinstance(f, dict) and "file_id" in f}
+        con = connect(db)
+        try:
+            columns = _target_columns(con, bundle.raw, result)
+            for name, parquet in bundle.raw.items():
+                if name in columns:
+                    picked = ", ".join(columns[name])
+                    con.execute(
+                        f"CREATE OR REPLACE TEMP TABLE kp_bundle_{name} AS SELECT {picked} FROM read_parquet(?)",
+                        [str(parquet)],
+                    )
+            _import_files(con, columns, entries, result, progress)
+            for name in columns:
+                con.execute(f"DROP TABLE IF EXISTS kp_bundle_{name}")
+            # Also completes a build an earlier import or ingest left unfinished (killed), even when nothing is new.
+            if build:
+                outcome = build_models(db, progress=build_progress)
+                if outcome.kind != "none" or not outcome.success:
+                    result.build_failures = [] if outcome.success else outcome.failures
+        finally:
+            con.close()
+    return result
+
+
+def _import_files(
+    con: duckdb.DuckDBPyConnection,
+    columns: dict[str, list[str]],
+    entries: dict[str, dict],
+    result: ImportResult,
+    progress: Callable[[str], None] | None,
+) -> None:
+    stored = dict(con.execute("SELECT sha256, file_id FROM raw_files").fetchall())
+    has_contents = "raw_file_contents" in columns
+    files = con.execute(
+        "SELECT f.file_id, f.name, f.sha256, f.disk, f.host, f.tags, f.notes"
+        + (", c.content IS NOT NULL, coalesce(sha256(c.content) = f.sha256, false)" if has_contents else "")
+        + " FROM kp_bundle_raw_files f"
+        + (" LEFT JOIN kp_bundle_raw_file_contents c USING (file_id)" if has_contents else "")
+        + " ORDER BY f.ingested_at, f.name, f.file_id"
+    ).fetchall()
+    tables = [t for t in RAW_TABLES if t in columns]
+    for file_id, name, sha256, disk, host, tags, notes, *content in files:
+        entry = {**entries.get(file_id, {}), "file_id": file_id, "name": name, "disk": disk}
+        problem = _file_problem(file_id, sha256, disk, host, tags, notes, content, result.anonymized)
+        if problem is not None:
+            result.errors.append(f"{name}: not imported: {problem}")
+            _say(progress, f"error: {name}: {problem}")
+            continue
+        if sha256 in stored:
+            result.duplicates.append({**entry, "stored_as": stored[sha256]})
+            _say(progress, f"already stored: {name} (sha256 {sha256[:12]}…)")
+            continue
+        try:
+            _insert_file(con, file_id, tables)
+        except duckdb.Error as exc:
+            result.errors.append(f"{name}: could not be stored: {exc}")
+            _say(progress, f"error: {name}: {exc}")
+            continue
+        stored[sha256] = file_id
+        result.added.append(entry)
+        _say(progress, f"added: {name} (disk {disk})")
+
+
+def _file_problem(
+    file_id: str, sha256: str, disk: str, host: str | None, tags, notes, content: list, anonymized: bool
+) -> str | None:
+    """Why one bundled file cannot be imported, or None: its id must be its sha256's, its bytes (when the bundle
+    carries them) must hash to it, its labels must fit."""
+    if not isinstance(sha256, str) or len(sha256) != 64 or file_id != sha256[:16]:
+        return "its file id does not match its sha256"
+    if content:
+        present, matches = content
+        if not present and not anonymized:
+            return "the bundle lacks its original bytes"
+        if present and not matches:
+            return "its bytes do not match its sha256 (changed after export?)"
+    try:
+        check_labels(disk, host, tags or (), notes)
+    except LabelError as exc:
+        return str(exc)
+    return None
+
+
+def _say(progress: Callable[[str], None] | None, text: str) -> None:
+    if progress is not None:
+        progress(text)
+
+
+def _target_columns(con: duckdb.DuckDBPyConnection, raw: dict[str, Path], result: ImportResult) -> dict:
+    """Per raw table, the bundle columns this warehouse has; a NOT NULL column the bundle lacks is an error. The
+    change each file is stored by (stored_seq) is this warehouse's own, never the bundle's."""
+    out: dict[str, list[str]] = {}
+    for name in RAW_TABLES:
+        if name not in raw:
+            continue
+        declared = schema.TABLES[name]
+        have = set(pq.read_schema(raw[name]).names)
+        missing = [c.name for c in declared.columns if c.not_null and not c.at_commit and c.name not in have]
+        if missing:
+            raise BundleError(f"bundle table {name} lacks the required column(s) {', '.join(missing)}")
+        known = {c.name for c in declared.columns if not c.at_commit}
+        result.dropped_columns += [
+            f"{name}.{c}" for c in pq.read_schema(raw[name]).names if c not in known and c != "stored_seq"
+        ]
+        out[name] = [c for c in pq.read_schema(raw[name]).names if c in known]
+    return out
+
+
+def _insert_file(con: duckdb.DuckDBPyConnection, file_id: str, tables: Sequence[str]) -> None:
+    """One file's rows from every bundled raw table and its `stored` change, all or nothing."""
+    with changing(con):
+        (seq,) = record_changes(con, [file_id], "stored")
+        for t in reversed(tables):  # parents first
+            extra = ", ? AS stored_seq" if t == "raw_files" else ""
+            params = [seq, file_id] if extra else [file_id]
+            con.execute(f"INSERT INTO {t} BY NAME SELECT *{extra} FROM kp_bundle_{t} WHERE file_id = ?", params)

@@ -1,0 +1,1 @@
+"""The Streamlit app: its entry point, its pages (pages/) and their helpers."""

@@ -1,0 +1,228 @@
+"""The upload page's work, apart from Streamlit: preview files before storing, suggest disk labels, store them.
+
+A preview parses each file (a zip's entries one by one) without writing anything, so the page can show the
+detected format, tool version, runs, warnings and errors before the user labels and stores the files. A bad
+file is one preview with an error; it never stops the others.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import duckdb
+
+from kneepoint.ingest import formats
+from kneepoint.ingest.build import BuildResult, build_models
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.labels import check_labels
+from kneepoint.ingest.load import FileOutcome, IngestReport, ingest_inputs
+from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.sources import InputError, InputFile, Limits, iter_upload
+from kneepoint.ingest.warehouse import connect
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Preview:
+    """What one uploaded file (or zip entry) holds, or why it cannot be read."""
+
+    name: str
+    size_bytes: int
+    item: InputFile | None = None
+    format: str | None = None
+    tool_version: str | None = None
+    runs: int = 0
+    records: int = 0
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    targets: list[str] = field(default_factory=list)
+    # (file_id, disk) when the same bytes are already stored
+    stored_as: tuple[str, str] | None = None
+    benchmark_records: int = 0  # disk benchmark results; the rest are SQL Server statistics
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.item is not None
+
+    @property
+    def status(self) -> str:
+        if self.error is not None:
+            return "error"
+        if self.stored_as is not None:
+            return f"already stored (file {self.stored_as[0]}, disk {self.stored_as[1]!r})"
+        return "ready"
+
+
+def preview_upload(name: str, data: bytes, limits: Limits | None = None) -> list[Preview]:
+    """Previews of one uploaded file: one, or one per zip entry."""
+    out = []
+    for item in iter_upload(name, data, limits or Limits()):
+        if isinstance(item, InputError):
+            out.append(Preview(item.name, 0, error=f"{item.name}:1: {item.reason}"))
+            continue
+        try:
+            parsed = formats.parse_bytes(item.data, item.name)
+        except ParseError as exc:
+            out.append(Preview(item.name, len(item.data), error=str(exc)))
+            continue
+        targets = sorted({r.target for r in parsed.records if isinstance(r, IoRecord) and r.target})
+        out.append(
+            Preview(
+                item.name,
+                len(item.data),
+                item=item,
+                format=parsed.format,
+                tool_version=parsed.tool_version,
+                runs=parsed.runs,
+                records=len(parsed.records),
+                warnings=list(parsed.warnings),
+                targets=targets,
+                benchmark_records=sum(isinstance(r, IoRecord) for r in parsed.records),
+            )
+        )
+    return out
+
+
+def mark_stored(previews: Iterable[Preview], stored: dict[str, tuple[str, str]]) -> None:
+    """Note the previews whose bytes are already stored (`stored`: sha256 -> (file_id, disk))."""
+    for p in previews:
+        if p.item is not None:
+            p.stored_as = stored.get(p.item.sha256)
+
+
+_WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):")
+
+
+def label_suggestions(previews: Iterable[Preview], used: Iterable[str]) -> list[str]:
+    """Disk labels to offer: the targets the files name (a drive letter, a device) first, then labels in use."""
+    out: dict[str, None] = {}
+    for p in previews:
+        for target in p.targets:
+            t = target.strip().strip('"')
+            m = _WINDOWS_DRIVE.match(t)
+            if m:
+                out[f"{m.group(1).upper()}:"] = None
+            elif t.startswith("/dev/"):
+                out[os.path.basename(t)] = None
+            elif t:
+                # A test file's folder says more about the disk than the file's own name.
+                parent = str(Path(t).parent) if "/" in t or "\\" in t else t
+                out[parent if parent not in (".", "/") else t] = None
+    for label in used:
+        out.setdefault(label, None)
+    return list(out)
+
+
+@dataclass(slots=True)
+class StoreOutcome:
+    report: IngestReport
+    build: BuildResult | None
+
+    @property
+    def added(self) -> list[FileOutcome]:
+        return self.report.added
+
+    @property
+    def duplicates(self) -> list[FileOutcome]:
+        return [o for o in self.report.outcomes if o.status == "duplicate"]
+
+    @property
+    def errors(self) -> list[FileOutcome]:
+        return self.report.errors
+
+
+def store_previews(
+    db: str | os.PathLike[str],
+    previews: Iterable[Preview],
+    disk: str,
+    host: str | None,
+    tags: list[str],
+    notes: str | None,
+    on_file: Callable[[FileOutcome], None] | None = None,
+    on_build: Callable[[], None] | None = None,
+    on_build_step: Callable[[str], None] | None = None,
+) -> StoreOutcome:
+    """Store the readable previews under one set of labels, then bring the models up to date once (`on_build_step`
+    hears which model is being built). Labels past their limits raise LabelError before anything is stored.
+
+    The warehouse is held from the store to the end of the build (WarehouseBusy when another process keeps it
+    past KNEEPOINT_LOCK_WAIT_S): a `kneepoint ingest` waiting for it cannot take it in between and make the
+    build fail."""
+    check_labels(disk, host, tags, notes)  # LabelError before anything is stored
+    items = [p.item for p in previews if p.ok]
+    with holding_warehouse(db):
+        report = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, build=False, progress=on_file)
+        if on_build and report.added:
+            on_build()
+        build = rebuild(db, on_build_step)
+    return StoreOutcome(report, build if build.kind != "none" or not build.success else None)
+
+
+# This process's opens and closes of the warehouse, one at a time: opening a new warehouse creates its raw layer,
+# and two sessions doing that at once conflict in DuckDB's catalog; closing the last connection tears the database
+# down, and a connect from another thread at that moment fails ("Unique file handle conflict").
+_OPEN_LOCK = threading.Lock()
+
+
+def serialized(fn: Callable[..., T], *args: object) -> T:
+    """Run a warehouse read (an app.queries function, or state.cached of one: it connects and closes) with this
+    process's other opens and closes of the warehouse kept apart."""
+    with _OPEN_LOCK:
+        return fn(*args)
+
+
+@contextmanager
+def holding_warehouse(db: str | os.PathLike[str], wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Keep the warehouse's write lock for a whole change (store, then build). Inside one process DuckDB shares
+    the open database with every other connection to it (the loader's, dbt's), so they work while this one keeps
+    other processes out; dbt itself does not wait for a lock, it fails at once."""
+    with _OPEN_LOCK:
+        con = connect(db, wait_s=wait_s)
+    try:
+        yield con
+    finally:
+        with _OPEN_LOCK:
+            con.close()
+
+
+def rebuild(db: str | os.PathLike[str], progress: Callable[[str], None] | None = None) -> BuildResult:
+    """Bring the models up to date after a committed change. Sessions storing at once share builds: a build
+    covers every change committed before it started, so a session whose change an earlier build covered finds
+    nothing left to build (ingest/build.py)."""
+    return build_models(db, progress=progress)
+
+
+# What can turn text into markup in Streamlit's Markdown, escaped with a backslash: emphasis, code, links, images,
+# raw HTML, entities, tables, strikethrough, LaTeX ($), and GitHub's e-mail autolinks (@) anywhere; a colon that
+# opens an emoji, icon or colour directive (`:smile:`, `:material/x:`, `:red[x]`) or a URL (`http://`); `www.`
+# (an autolink); a heading, quote, list or rule marker at the start of a line. Other punctuation is left as it
+# is, so ordinary messages (`notes.txt:1: ...`) read the same in the page source.
+_MARKDOWN_ANYWHERE = re.compile(r"([\\`*_{}\[\]<>|~$&!@])")
+_MARKDOWN_COLON = re.compile(r":(?=[A-Za-z/])")
+_MARKDOWN_WWW = re.compile(r"(?i)\b(www)\.")
+_MARKDOWN_LINE_START = re.compile(r"(?m)^([ \t]*)([#>+=-])")
+_MARKDOWN_ORDERED = re.compile(r"(?m)^([ \t]*\d+)([.)])")
+
+
+def md_literal(text: str) -> str:
+    """`text` (a file name, label, note, message quoting them) shown as itself in Streamlit's Markdown, so that
+    `<b>`, `**x**` or `[a](javascript:...)` are text, not markup. (Streamlit still draws ` -- ` as a dash and
+    ` -> ` as an arrow: typography, not markup.)"""
+    text = _MARKDOWN_ANYWHERE.sub(r"\\\1", text)
+    text = _MARKDOWN_COLON.sub(r"\\:", text)
+    text = _MARKDOWN_WWW.sub(r"\1\\.", text)
+    text = _MARKDOWN_LINE_START.sub(r"\1\\\2", text)
+    return _MARKDOWN_ORDERED.sub(r"\1\\\2", text)
+
+
+def parse_tags(text: str) -> list[str]:
+    """'ssd, Storage Spaces,, ssd' -> ['ssd', 'Storage Spaces']: comma-separated, duplicates dropped."""
+    return list(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))

@@ -1,0 +1,407 @@
+"""Bring the models up to date with the raw layer: dbt, in-process (dbtRunner), against the warehouse the caller
+names. Every change costs what it changes.
+
+A build covers the changes committed before it started: it reads the newest change number (its cut-off) and
+writes its window, the changes past the last build up to the cut-off, where the models read it
+(kneepoint_build_window, macros/build_scope.sql). Files stored while it runs wait for the next build. Three
+kinds of build:
+
+    changes    the incremental models replace the rows of the changed files and recompute the series whose
+               points moved; the tests that guard a change (tag change_guard) read only those rows
+    full       every model rebuilt from the raw layer (dbt --full-refresh): a new warehouse, models whose
+               definition changed (another kneepoint version), a model table gone, or `--full-refresh`
+    none       nothing changed since the last build
+
+`kneepoint build` runs every dbt test (and dbt's unit tests) over every row after bringing the models up to date.
+The state says what the models were built up to and from which definition (kneepoint_build_state); it moves
+only when a build succeeds, so a build killed half-way is done again, whole, by the next command.
+
+dbt's fixed costs: the parsed project (its manifest) is kept in this process and pickled beside dbt's target
+folder, keyed by the project's files, dbt's version and the warehouse, so a command neither re-parses the project
+(~2 s) nor re-reads dbt's partial-parse file (~0.7 s).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import pickle
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from kneepoint.ingest import __version__, formats
+from kneepoint.ingest.units import PROJECT_ROOT
+from kneepoint.ingest.warehouse import FILE_CHANGE_LOCK, connect, latest_change, transaction
+
+# The files whose content decides what the models hold: a change to any of them rebuilds everything.
+_DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analytics.py")
+# What dbt parses (its manifest is kept until one of them changes).
+_PARSED = ("dbt_project.yml", "selectors.yml", "profiles.yml", "models", "macros", "tests/dbt")
+# The model tables an incremental build extends: one missing (deleted by hand, an older warehouse) means a full build.
+_INCREMENTAL_MODELS = (
+    "fct_io_results",
+    "fct_latency_distribution",
+    "fct_query_io",
+    "fct_query_time",
+    "dim_files",
+    "int_saturation_points",
+    "int_saturation_thread_points",
+    "mart_usl_fits",
+    "mart_saturation_points",
+    "mart_saturation_by_threads",
+    "mart_percentile_loads",
+    "mart_unit_checks",
+)
+
+Progress = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class BuildResult:
+    success: bool
+    failures: list[str] = field(default_factory=list)
+    kind: str = "none"  # "changes" | "full" | "none"
+    changes: int = 0  # changes the build covered (files stored, relabelled, deleted)
+    seconds: float = 0.0
+    node_seconds: dict[str, float] = field(default_factory=dict)  # dbt's own time per model and test
+
+    def raise_for_failure(self) -> None:
+        if not self.success:
+            raise RuntimeError("dbt build failed:\n  " + "\n  ".join(self.failures or ["(no detail)"]))
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    kind: str
+    from_seq: int
+    to_seq: int
+
+
+def build_models(
+    db: str | os.PathLike[str],
+    full_refresh: bool = False,
+    all_tests: bool = False,
+    progress: Progress | None = None,
+) -> BuildResult:
+    """Bring the models of the warehouse `db` up to date with its raw layer (see the module's docstring).
+
+    `all_tests`: run every dbt test over every row, as `kneepoint build` does; otherwise a change runs the tests
+    that guard a change, over the rows it changed. The caller may hold its own connection to `db` (DuckDB shares
+    the open database inside one process, so other processes stay out until the caller lets go)."""
+    started = time.perf_counter()
+    with FILE_CHANGE_LOCK:
+        con = connect(db)
+        try:
+            plan = _plan(con, full_refresh)
+            if plan.kind == "none" and not all_tests:
+                return BuildResult(True, kind="none", seconds=time.perf_counter() - started)
+            test_scope = "all" if all_tests or plan.kind == "full" else "changed"
+            with transaction(con):
+                con.execute("DELETE FROM kneepoint_build_window")
+                con.execute(
+                    "INSERT INTO kneepoint_build_window VALUES (?, ?, ?)", [plan.from_seq, plan.to_seq, test_scope]
+                )
+                if plan.kind == "full":
+                    con.execute("DELETE FROM kneepoint_changed_series")
+                con.execute("DELETE FROM kneepoint_known_tools")
+                con.execute("INSERT INTO kneepoint_known_tools SELECT unnest(?::VARCHAR[])", [formats.tools()])
+        finally:
+            con.close()
+        if plan.kind == "full":
+            _say(progress, "rebuilding every model from the raw layer")
+        elif plan.kind == "changes":
+            _say(progress, f"building {_changes(plan)}")
+        args = ["build"] + (["--full-refresh"] if plan.kind == "full" else [])
+        if not all_tests:
+            args += ["--selector", "change_full" if plan.kind == "full" else "change"]
+        run = run_dbt(db, args, progress)
+        if not run.failures:
+            _record_built(db, plan)
+    return BuildResult(
+        not run.failures,
+        run.failures,
+        plan.kind,
+        plan.to_seq - plan.from_seq,
+        seconds=time.perf_counter() - started,
+        node_seconds=run.node_seconds,
+    )
+
+
+def run_model_tests(db: str | os.PathLike[str], select: list[str] | None = None) -> list[str]:
+    """Run dbt's tests (those `select` names, else all) over every row of the built models; their failures."""
+    with FILE_CHANGE_LOCK:
+        con = connect(db)
+        try:
+            con.execute("UPDATE kneepoint_build_window SET test_scope = 'all'")
+        finally:
+            con.close()
+        return run_dbt(db, ["test", *(["--select", *select] if select else [])]).failures
+
+
+def models_behind(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the models lag the raw layer: a change past the last build, another project definition, a model
+    table missing, or never built (an empty warehouse needs no build)."""
+    return _plan(con, full_refresh=False).kind != "none"
+
+
+def _plan(con: duckdb.DuckDBPyConnection, full_refresh: bool) -> _Plan:
+    latest = latest_change(con)
+    state = con.execute("SELECT built_seq, project_hash FROM kneepoint_build_state").fetchall()
+    if state and not full_refresh and state[0][1] == project_hash() and _models_present(con):
+        built = state[0][0]
+        return _Plan("changes" if latest > built else "none", built, latest)
+    if not state and latest == 0 and not full_refresh:
+        return _Plan("none", 0, 0)  # nothing stored, nothing built: the first ingest builds
+    return _Plan("full", 0, latest)
+
+
+def _models_present(con: duckdb.DuckDBPyConnection) -> bool:
+    n = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'main' AND list_contains(?, table_name)",
+        [list(_INCREMENTAL_MODELS)],
+    ).fetchall()[0][0]
+    return n == len(_INCREMENTAL_MODELS)
+
+
+def _record_built(db: str | os.PathLike[str], plan: _Plan) -> None:
+    """The build's work is done: its cut-off becomes the state, the series it recomputed are forgotten."""
+    con = connect(db)
+    try:
+        with transaction(con):
+            con.execute("DELETE FROM kneepoint_changed_series")
+            con.execute("DELETE FROM kneepoint_build_state")
+            con.execute(
+                "INSERT INTO kneepoint_build_state VALUES (?, ?, ?)",
+                [plan.to_seq, project_hash(), datetime.now(UTC)],
+            )
+    finally:
+        con.close()
+
+
+def _changes(plan: _Plan) -> str:
+    n = plan.to_seq - plan.from_seq
+    return f"{n} change{'s' if n != 1 else ''}"
+
+
+def _say(progress: Progress | None, text: str) -> None:
+    if progress is not None:
+        progress(text)
+
+
+def project_hash() -> str:
+    """sha256 over the files that define the models (_DEFINITION) and kneepoint's version."""
+    return _files_hash(_DEFINITION)
+
+
+def _files_hash(names: tuple[str, ...]) -> str:
+    h = hashlib.sha256(__version__.encode())
+    for path in _files(names):
+        h.update(str(path.relative_to(PROJECT_ROOT)).encode() + b"\0")
+        h.update(path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _files(names: tuple[str, ...]) -> Iterator[Path]:
+    for name in names:
+        path = PROJECT_ROOT / name
+        if path.is_dir():
+            yield from sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        elif path.is_file():
+            yield path
+
+
+# -- dbt -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DbtRun:
+    failures: list[str]  # empty: success
+    node_seconds: dict[str, float]  # dbt's own time per node (model, test) that ran
+
+
+def run_dbt(db: str | os.PathLike[str], args: list[str], progress: Progress | None = None) -> DbtRun:
+    """Run one dbt command (`["build", ...]`, `["docs", "generate"]`) against `db` with the kept manifest.
+
+    dbtRunner is not safe to run twice at once in one process (Streamlit serves sessions on threads): callers
+    hold FILE_CHANGE_LOCK, which build_models takes."""
+    from dbt.cli.main import dbtRunner
+
+    with FILE_CHANGE_LOCK, _warehouse_env(db):
+        manifest = _manifest(db)
+        # run_results.json and a 1 MB manifest.json after every build: nothing here reads them
+        quiet = ["--no-write-json"] if args[0] in ("build", "test") else []
+        res = dbtRunner(manifest=manifest, callbacks=[_progress_callback(progress)]).invoke(
+            [*args, *_common_args(db), *quiet]
+        )
+        _release_duckdb(failed=not res.success)
+    failures: list[str] = []
+    if res.exception is not None:
+        failures.append(f"{type(res.exception).__name__}: {res.exception}")
+    results = getattr(res.result, "results", None) or []
+    for r in results:
+        status = str(getattr(r, "status", ""))
+        if status.lower() in ("error", "fail", "runtime error"):
+            failures.append(f"{r.node.name}: {status}: {getattr(r, 'message', '')}")
+    if not res.success and not failures:
+        failures.append("dbt did not succeed (no detail)")
+    seconds = {r.node.unique_id: round(float(r.execution_time or 0), 4) for r in results if hasattr(r, "node")}
+    return DbtRun(failures, seconds)
+
+
+def _common_args(db: str | os.PathLike[str]) -> list[str]:
+    target = target_path(db)
+    return [
+        "--project-dir",
+        str(PROJECT_ROOT),
+        "--profiles-dir",
+        str(PROJECT_ROOT),
+        "--target-path",
+        str(target),
+        "--log-path",
+        str(target / "logs"),
+        "--quiet",
+        "--no-use-colors",
+        "--no-send-anonymous-usage-stats",
+        "--no-version-check",
+    ]
+
+
+def target_path(db: str | os.PathLike[str]) -> Path:
+    """dbt's target folder for this warehouse: $KNEEPOINT_DBT_TARGET, else a cache folder of the user's."""
+    if explicit := os.environ.get("KNEEPOINT_DBT_TARGET"):
+        return Path(explicit)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "kneepoint" / "dbt" / hashlib.sha256(str(Path(db).resolve()).encode()).hexdigest()[:16]
+
+
+@contextmanager
+def _warehouse_env(db: str | os.PathLike[str]) -> Iterator[None]:
+    """profiles.yml reads the warehouse's path from KNEEPOINT_DB; dbt sends nothing anywhere."""
+    saved = {k: os.environ.get(k) for k in ("KNEEPOINT_DB", "DBT_SEND_ANONYMOUS_USAGE_STATS")}
+    os.environ["KNEEPOINT_DB"] = str(Path(db).resolve())
+    os.environ["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+# Parsed projects of this process, by _manifest_key: the app builds many times, each without parsing.
+_MANIFESTS: dict[str, Any] = {}
+_KEPT_MANIFEST_FILES = 8
+
+
+def _manifest(db: str | os.PathLike[str]) -> Any:
+    """The parsed project for this warehouse (dbt's nodes name the database after the warehouse file's stem), from
+    this process, from the pickle a previous command left, or parsed now (dbt's partial parsing helps)."""
+    from dbt.cli.main import dbtRunner
+
+    key = _manifest_key(db)
+    if key in _MANIFESTS:
+        return _MANIFESTS[key]
+    folder = target_path(db) / "kneepoint-manifests"
+    path = folder / f"{key[:32]}.pickle"
+    manifest = None
+    if path.is_file():
+        try:
+            with open(path, "rb") as fh:
+                stored_key, fields = pickle.load(fh)
+            manifest = _manifest_from_fields(fields) if stored_key == key else None
+        except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError, TypeError):
+            manifest = None  # written by another dbt, or cut short: parse again
+    if manifest is None:
+        res = dbtRunner().invoke(["parse", *_common_args(db)])
+        if not res.success or res.result is None:
+            raise RuntimeError(f"dbt could not parse the project: {res.exception}")
+        manifest = res.result
+        _save_manifest(folder, path, key, manifest)
+    _MANIFESTS.clear()  # one warehouse at a time in practice; a test session opens hundreds
+    _MANIFESTS[key] = manifest
+    return manifest
+
+
+def _save_manifest(folder: Path, path: Path, key: str, manifest: Any) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.part")
+    with open(tmp, "wb") as fh:
+        pickle.dump((key, _manifest_fields(manifest)), fh, protocol=pickle.HIGHEST_PROTOCOL)
+    tmp.replace(path)
+    for old in sorted(folder.glob("*.pickle"), key=lambda p: p.stat().st_mtime)[:-_KEPT_MANIFEST_FILES]:
+        old.unlink(missing_ok=True)
+
+
+def _manifest_fields(manifest: Any) -> dict[str, Any]:
+    """The manifest's content, without its lookups and lock (rebuilt on use). dbt 1.11's own Manifest.__reduce_ex__
+    lists its fields out of order (it misses `fixtures`), so an unpickled Manifest holds lookups in the wrong
+    fields: the manifest is pickled as its fields and made again from them."""
+    import dataclasses
+
+    return {f.name: getattr(manifest, f.name) for f in dataclasses.fields(manifest) if _kept_field(f)}
+
+
+def _manifest_from_fields(fields: dict[str, Any]) -> Any:
+    from dbt.contracts.graph.manifest import Manifest
+
+    return Manifest(**fields)
+
+
+def _kept_field(f: Any) -> bool:
+    return f.init and not f.name.startswith("_")
+
+
+def _manifest_key(db: str | os.PathLike[str]) -> str:
+    from importlib.metadata import version
+
+    h = hashlib.sha256()
+    # dbt-duckdb names the database after the file's stem and writes that name into every node: a manifest fits
+    # any warehouse file of the same stem (the path itself is not in it).
+    for part in (_files_hash(_PARSED), version("dbt-core"), version("dbt-duckdb"), Path(db).stem):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _progress_callback(progress: Progress | None) -> Callable[[Any], None]:
+    """dbt's events as `progress("building fct_io_results (3 of 22)")`. dbt calls it from its worker threads; what
+    the caller does with it (a terminal line, a page's progress bar) must not fail the build, so its errors are
+    dropped (logged)."""
+
+    def on_event(event: Any) -> None:
+        if progress is None or event.info.name != "LogStartLine":
+            return
+        data = event.data
+        node = data.node_info.node_name if data.node_info else data.description
+        verb = "testing" if data.description.startswith("test") else "building"
+        try:
+            progress(f"{verb} {node} ({data.index} of {data.total})")
+        except Exception:  # noqa: BLE001 - showing progress is not the build
+            logging.getLogger(__name__).warning("build progress could not be shown", exc_info=True)
+
+    return on_event
+
+
+def _release_duckdb(failed: bool) -> None:
+    """dbt-duckdb keeps its DuckDB instance (and the file's lock) open after the run; let go of it, so a
+    long-lived process such as the app does not hold the warehouse after a build. After a failure a traceback
+    may still hold one of dbt's cursors: collected then (a full collection costs ~0.15 s beside the manifest)."""
+    import gc
+
+    from dbt.adapters.duckdb.connections import DuckDBConnectionManager
+
+    with DuckDBConnectionManager._LOCK:
+        env, DuckDBConnectionManager._ENV = DuckDBConnectionManager._ENV, None
+    if env is not None:
+        env.close()
+    if failed:
+        gc.collect()

@@ -1,0 +1,570 @@
+"""`kneepoint ingest` and the app's upload: parse (in a process pool when there are many files), store whole files
+in batches, rebuild the models.
+
+Parsing is CPU-bound Python, so a large ingest parses in worker processes (kept between ingests of one process),
+which also turn each chunk of files' rows into Arrow, one array per column and chunk; the main process, the only
+one holding the warehouse, stores them in batches: one transaction and one bulk insert per raw table for up to
+BATCH_FILES files. A batch commits whole or not at all, so every file is stored whole or
+not at all; a file is reported "added" only after its batch committed; an interruption loses at most the batch
+being written, and a rerun stores it (files already stored are skipped by their sha256).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import sys
+import threading
+import time
+import types
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from itertools import chain
+
+import duckdb
+import pyarrow as pa
+
+from kneepoint.ingest import formats
+from kneepoint.ingest.build import BuildResult, Progress, build_models
+from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.labels import Labels, check_labels
+from kneepoint.ingest.sources import InputError, InputFile
+from kneepoint.ingest.warehouse import (
+    PreparedFile,
+    StoreError,
+    StoreResult,
+    attach_tables,
+    connect,
+    prepare_file,
+    raw_tables,
+    store_batch,
+)
+
+# While many files go in, let the write-ahead log grow before DuckDB folds it into the file: each fold
+# rewrites the tables' indexes, so folding every 16 MB (the default) makes a large ingest quadratic.
+# Committed files are in the log and survive a crash; the fold happens when the ingest closes.
+BULK_CHECKPOINT_THRESHOLD = "1GB"
+# A batch ends at this many files or bytes of file content: large enough that per-statement costs vanish, small
+# enough that memory stays bounded and an interrupted ingest loses little work.
+BATCH_FILES = 256
+BATCH_BYTES = 32 * 1024 * 1024
+# Below this many files, starting worker processes (~0.5 s) costs more than it saves. The files looked at to decide
+# are held in memory, so the look stops at HEAD_BYTES: large files are parsed in-process, one at a time.
+POOL_MIN_FILES = 16
+HEAD_BYTES = 32 * 1024 * 1024
+# Files go to a worker in chunks (per-task costs are paid per chunk), at most WINDOW_PER_WORKER chunks per worker
+# in flight: that keeps both the workers and the writer busy, and memory bounded.
+CHUNK_FILES = 32
+CHUNK_BYTES = 4 * 1024 * 1024
+WINDOW_PER_WORKER = 3
+# and at most this many bytes of input in flight, whatever the chunks: memory stays bounded by the files' size.
+WINDOW_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    name: str
+    status: str  # "added" | "duplicate" | "error"
+    file_id: str | None = None
+    format: str | None = None
+    tool_version: str | None = None
+    records: int = 0
+    runs: int = 0
+    reason: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        if self.status == "added":
+            return f"added    {self.name}: {self.format} {self.tool_version or ''}".rstrip() + (
+                f", {self.runs} run(s), {self.records} record(s) [file {self.file_id}]"
+            )
+        if self.status == "duplicate":
+            return f"skipped  {self.name}: {self.reason}"
+        return f"error    {self.reason}"
+
+
+@dataclass(slots=True)
+class IngestReport:
+    outcomes: list[FileOutcome]
+    build: BuildResult | None = None
+    # Set when the warehouse itself failed (disk full, ...) and the remaining inputs were not tried.
+    aborted: str | None = None
+    workers: int = 1
+    # Seconds: "parse_s" the writer waited for parsed files, "store_s" storing them, "build_s" the dbt build.
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def added(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.status == "added"]
+
+    @property
+    def duplicates(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.status == "duplicate"]
+
+    @property
+    def errors(self) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.status == "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Labels:
+    """What every file of one ingest is stored under, and the format to read it as (None: detect)."""
+
+    disk: str
+    host: str | None
+    tags: tuple[str, ...]
+    notes: str | None
+    fmt: str | None
+
+    @classmethod
+    def of(cls, labels: Labels, fmt: str | None) -> _Labels:
+        return cls(labels.disk, labels.host, labels.tags, labels.notes, fmt)
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """What a worker sends back for one file: its rows, or why it cannot be stored."""
+
+    file: PreparedFile | None
+    tool_version: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+def _prepare(name: str, data: bytes, labels: _Labels) -> _Prepared:
+    """Parse one file and build its rows (in a worker process, or in-process for a few files)."""
+    try:
+        parsed = formats.parse_bytes(data, name, labels.fmt)
+    except ParseError as exc:
+        return _Prepared(None, error=str(exc))
+    try:
+        sha256 = hashlib.sha256(data).hexdigest()
+        prepared = prepare_file(
+            _display_name(name), data, sha256, parsed, labels.disk, labels.host, labels.tags, labels.notes
+        )
+    except StoreError as exc:
+        return _Prepared(None, error=f"{name}: not stored ({parsed.format}): {exc.reason}")
+    return _Prepared(prepared, parsed.tool_version, list(parsed.warnings))
+
+
+def ingest_inputs(
+    db: str | os.PathLike[str],
+    items: Iterable[InputFile | InputError],
+    disk: str,
+    host: str | None = None,
+    tags: Sequence[str] = (),
+    notes: str | None = None,
+    fmt: str | None = None,
+    build: bool = True,
+    progress: Callable[[FileOutcome], None] | None = None,
+    workers: int | None = None,
+    build_progress: Progress | None = None,
+) -> IngestReport:
+    """Store every readable file whole; a bad file is reported and never blocks the others. An interruption
+    (Ctrl-C, a kill) leaves the files stored so far whole; a rerun skips them. Labels past their limits raise
+    LabelError before anything is read or stored.
+
+    `workers`: parsing processes (1: in this process); None picks one per core but one from POOL_MIN_FILES files.
+    `build`: then bring the models up to date (also after an earlier build that did not finish)."""
+    labels = _Labels.of(check_labels(disk, host, tags, notes), fmt)
+    head, items = _head(iter(items))
+    if workers is None:
+        # The main process reads, stores and unpacks the workers' rows: it needs a core of its own. On 2 cores
+        # a pool was slower than parsing in-process (bench, every format, 2 workers: 81.8 s vs 74.3 s).
+        workers = max(1, _cores() - 1) if len(head) >= POOL_MIN_FILES else 1
+    workers = max(1, workers)
+    all_items = chain(head, items)
+    del head
+    report = IngestReport([], workers=workers, timings={"parse_s": 0.0, "store_s": 0.0, "build_s": 0.0})
+    with _worker_pool(workers) as pool:
+        con = connect(db)
+        try:
+            con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
+            try:
+                _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress)
+            finally:
+                _reset_checkpoint_threshold(con)
+            if pool is not None and build:
+                # The build ends an ingest: its memory matters more than the next call's pool start.
+                _POOL.close_if_idle(besides=pool)
+            # Built while this connection keeps the warehouse: no other process can take it between the store and
+            # the build. A build that was killed before is completed here, even when nothing was added.
+            if build and report.aborted is None:
+                t = time.perf_counter()
+                report.build = build_models(db, progress=build_progress)
+                report.timings["build_s"] = time.perf_counter() - t
+        finally:
+            con.close()
+    return report
+
+
+def _head(items: Iterator[InputFile | InputError]) -> tuple[list[InputFile | InputError], Iterator]:
+    """The first inputs, enough to tell whether a pool pays: up to POOL_MIN_FILES of them or HEAD_BYTES."""
+    head: list[InputFile | InputError] = []
+    size = 0
+    for item in items:
+        head.append(item)
+        size += len(item.data) if isinstance(item, InputFile) else 0
+        if len(head) >= POOL_MIN_FILES or size >= HEAD_BYTES:
+            break
+    return head, items
+
+
+# A pool nobody used for this long is shut down (its workers hold ~100 MB each).
+POOL_IDLE_S = 30.0
+
+
+class _SharedPool:
+    """The process's parsing pool, kept between ingest calls: starting one cost ~0.15 s per call even with the
+    parsers preloaded, and a script (or the bench) that ingests folder after folder paid it hundreds of times.
+    Shut down after POOL_IDLE_S unused, when it broke (a worker died), or by `close_pool`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+        self._workers = 0
+        self._users = 0
+        self._timer: threading.Timer | None = None
+
+    @contextmanager
+    def use(self, workers: int) -> Iterator[ProcessPoolExecutor]:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            # A worker that died breaks the pool for good; another size is started when nobody uses this one.
+            if self._pool is not None and (_broken(self._pool) or (self._users == 0 and self._workers != workers)):
+                self._pool.shutdown(wait=False, cancel_futures=True)
+                self._pool = None
+            if self._pool is None:
+                self._pool, self._workers = _start_pool(workers), workers
+            self._users += 1
+            pool = self._pool
+        try:
+            yield pool
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._pool is pool:
+                    self._timer = threading.Timer(POOL_IDLE_S, self.close_if_idle)
+                    self._timer.daemon = True
+                    self._timer.start()
+
+    def close_if_idle(self, besides: ProcessPoolExecutor | None = None) -> None:
+        """Shut the pool down unless somebody uses it (`besides`: a caller that is done with it)."""
+        with self._lock:
+            users = self._users - (besides is not None and besides is self._pool)
+            if self._pool is None or users > 0:
+                return
+            pool, self._pool = self._pool, None
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+_POOL = _SharedPool()
+
+
+def close_pool() -> None:
+    """Shut the parsing pool down now if no ingest is using it (its workers are started again when needed)."""
+    _POOL.close_if_idle()
+
+
+@contextmanager
+def _worker_pool(workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    if workers <= 1:
+        yield None
+        return
+    with _POOL.use(workers) as pool:
+        yield pool
+
+
+def _start_pool(workers: int) -> ProcessPoolExecutor:
+    # Forkserver, because the app's process has threads, and forking a threaded process can deadlock the child.
+    context = _WorkerContext()
+    # Workers fork from a server that has imported the parsers, DuckDB and Arrow once (~0.5 s per worker); a
+    # parser module a worker imported itself cost every call with a pool ~0.07 s more.
+    context.set_forkserver_preload([__name__, *(mod.__name__ for mod in formats.registry().values())])
+    return ProcessPoolExecutor(workers, context, initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+def _broken(pool: ProcessPoolExecutor) -> bool:
+    """A worker died (killed, out of memory): the pool refuses every task from then on. CPython sets `_broken` a
+    moment after the death; a dead process in `_processes` tells it at once."""
+    processes = getattr(pool, "_processes", None) or {}
+    return bool(getattr(pool, "_broken", False)) or any(not p.is_alive() for p in list(processes.values()))
+
+
+@contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """A new worker re-runs the parent's `__main__` script (multiprocessing's rule for non-fork starts). In the
+    app that is a Streamlit page (Streamlit installs each page as `__main__`), under pytest a test's: a worker
+    must start from the parsers alone. Only process starts run inside this, for the few ms they take."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")  # no __file__, no __spec__: nothing to re-run
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+class _WorkerProcess(multiprocessing.context.ForkServerProcess):
+    def start(self) -> None:
+        with _main_module_hidden():
+            super().start()
+
+
+class _WorkerContext(multiprocessing.context.ForkServerContext):
+    Process = _WorkerProcess
+
+
+def _watch_parent(pid: int) -> None:
+    """In a worker: exit when the ingesting process is gone. Python 3.11's pool workers wait on their queue
+    forever when their parent is SIGKILLed, and keep the forkserver alive with them."""
+
+    def watch() -> None:
+        while _alive(pid):
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="kneepoint-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Running (a killed process stays a zombie until its parent reaps it: that counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel whether the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass(slots=True)
+class _Chunk:
+    """Several files' outcomes, and all their rows as one Arrow table per raw table: built once per chunk (per file
+    it cost more than the parse), and what a worker sends back (pickling seven small tables per file cost more
+    than parsing it)."""
+
+    prepared: list[_Prepared]
+    tables: dict[str, pa.Table]
+
+
+def _prepare_chunk(files: list[tuple[str, bytes]], labels: _Labels) -> _Chunk:
+    prepared = [_prepare(name, data, labels) for name, data in files]
+    stored = [(name, p) for (name, _), p in zip(files, prepared, strict=True) if p.file is not None]
+    tables, errors = raw_tables([p.file for _, p in stored])
+    for (name, p), error in zip(stored, errors, strict=True):
+        if error is not None:
+            p.error = f"{name}: not stored ({p.file.format}): {error.reason}"
+            p.file = None
+        else:
+            p.file.rows = None  # in the tables now; a worker would pickle the records for nothing
+    return _Chunk(prepared, tables)
+
+
+def _unpack(chunk: _Chunk) -> list[_Prepared]:
+    """Each file pointed at its rows in the chunk's tables."""
+    attach_tables([p.file for p in chunk.prepared if p.file is not None], chunk.tables)
+    return chunk.prepared
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One input in the store loop: its name, why it could not be read (InputError), or its prepared rows. The
+    input's bytes are not kept: they live in the prepared rows (or are gone) once it is parsed."""
+
+    name: str
+    unreadable: str | None
+    prepared: _Prepared | None
+
+
+def _prepared(
+    items: Iterator[InputFile | InputError],
+    labels: _Labels,
+    pool: ProcessPoolExecutor | None,
+    workers: int,
+    report: IngestReport,
+) -> Iterator[_Entry]:
+    """Each input with its prepared rows, in input order."""
+    if pool is None:
+        for chunk in _chunks(items):
+            t = time.perf_counter()
+            files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
+            prepared = _unpack(_prepare_chunk(files, labels))
+            del files
+            report.timings["parse_s"] += time.perf_counter() - t
+            yield from _in_order(_stand_ins(chunk), prepared)
+        return
+    # Chunks of files go to the workers, at most WINDOW_PER_WORKER chunks per worker and WINDOW_BYTES in flight.
+    pending: deque[tuple[list[InputError | str], int, Future[_Chunk]]] = deque()
+    in_flight = 0
+    try:
+        for chunk in _chunks(items):
+            files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
+            size = sum(len(data) for _, data in files)
+            pending.append((_stand_ins(chunk), size, pool.submit(_prepare_chunk, files, labels)))
+            in_flight += size
+            del chunk, files
+            while pending and (len(pending) >= workers * WINDOW_PER_WORKER or in_flight >= WINDOW_BYTES):
+                in_flight -= pending[0][1]
+                yield from _next_done(pending, report)
+        while pending:
+            yield from _next_done(pending, report)
+    finally:
+        # An ingest that stops early (an abort, Ctrl-C) leaves the shared pool no work of its own.
+        for *_, future in pending:
+            future.cancel()
+
+
+def _stand_ins(chunk: list[InputFile | InputError]) -> list[InputError | str]:
+    """The chunk without the files' bytes: a readable file is its name."""
+    return [item if isinstance(item, InputError) else item.name for item in chunk]
+
+
+def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile | InputError]]:
+    chunk: list[InputFile | InputError] = []
+    size = 0
+    for item in items:
+        chunk.append(item)
+        size += len(item.data) if isinstance(item, InputFile) else 0
+        if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _next_done(
+    pending: deque[tuple[list[InputError | str], int, Future[_Chunk]]], report: IngestReport
+) -> Iterator[_Entry]:
+    items, _, future = pending.popleft()
+    t = time.perf_counter()
+    prepared = _unpack(future.result())
+    report.timings["parse_s"] += time.perf_counter() - t
+    yield from _in_order(items, prepared)
+
+
+def _in_order(items: list[InputError | str], prepared: list[_Prepared]) -> Iterator[_Entry]:
+    """Each input with its prepared file: `prepared` holds one per readable input, in order."""
+    files = iter(prepared)
+    for item in items:
+        if isinstance(item, InputError):
+            yield _Entry(item.name, item.reason, None)
+        else:
+            yield _Entry(item, None, next(files))
+
+
+def _store_all(
+    con: duckdb.DuckDBPyConnection,
+    entries: Iterator[_Entry],
+    report: IngestReport,
+    progress: Callable[[FileOutcome], None] | None,
+) -> None:
+    """Batch the prepared files; outcomes are reported in input order, each file's after its batch committed."""
+    # Outcomes waiting for the batch before them (errors included, so that the order stays the input's).
+    waiting: list[_Entry] = []
+    batch_files = batch_bytes = 0
+
+    def flush() -> bool:
+        nonlocal batch_files, batch_bytes
+        t = time.perf_counter()
+        files = [e.prepared.file for e in waiting if e.prepared is not None and e.prepared.file is not None]
+        stored = iter(store_batch(con, files) if files else [])
+        del files
+        report.timings["store_s"] += time.perf_counter() - t
+        for entry in waiting:
+            outcome, fatal = _outcome(entry, stored)
+            if outcome is None:  # not tried: the warehouse failed before this file
+                break
+            report.outcomes.append(outcome)
+            if progress:
+                progress(outcome)
+            if fatal:
+                report.aborted = outcome.reason
+                break
+        waiting.clear()
+        batch_files = batch_bytes = 0
+        return report.aborted is None
+
+    for entry in entries:
+        waiting.append(entry)
+        p = entry.prepared
+        if p is not None and p.file is not None:
+            batch_files += 1
+            batch_bytes += p.file.size_bytes
+        del entry, p
+        if (batch_files >= BATCH_FILES or batch_bytes >= BATCH_BYTES) and not flush():
+            return
+    if waiting:
+        flush()
+
+
+def _outcome(entry: _Entry, stored: Iterator[StoreResult | StoreError]) -> tuple[FileOutcome | None, bool]:
+    """The file's outcome (None when it was not tried), and whether the warehouse failed storing it."""
+    name, p = entry.name, entry.prepared
+    if entry.unreadable is not None or p is None:
+        return FileOutcome(name, "error", reason=f"{name}:1: {entry.unreadable}"), False
+    if p.file is None:
+        return FileOutcome(name, "error", reason=p.error), False
+    result = next(stored, None)
+    if result is None:
+        return None, False
+    f = p.file
+    if isinstance(result, StoreError):
+        reason = f"{name}: not stored ({f.format}): {result.reason}"
+        return FileOutcome(name, "error", format=f.format, reason=reason), result.fatal
+    outcome = FileOutcome(
+        name,
+        result.status,
+        file_id=result.file_id,
+        format=f.format,
+        tool_version=p.tool_version,
+        records=f.records,
+        runs=f.runs,
+        warnings=p.warnings,
+    )
+    if result.status == "duplicate":
+        outcome.reason = _duplicate_reason(result, f.sha256, f.disk, f.host)
+    return outcome, False
+
+
+def _reset_checkpoint_threshold(con: duckdb.DuckDBPyConnection) -> None:
+    # On a failed warehouse this fails too; the error that matters was reported already.
+    with suppress(duckdb.Error):
+        con.execute("RESET checkpoint_threshold")
+
+
+def _duplicate_reason(stored: StoreResult, sha256: str, disk: str, host: str | None) -> str:
+    where = repr(stored.existing_disk) + (f" @ {stored.existing_host!r}" if stored.existing_host else "")
+    reason = (
+        f"same bytes (sha256 {sha256[:12]}…) already stored as file {stored.file_id} "
+        f"({stored.existing_name}, disk {where})"
+    )
+    if (stored.existing_disk, stored.existing_host or None) != (disk, host):
+        reason += f"; to label it differently: kneepoint relabel {stored.file_id} --disk LABEL [--host LABEL]"
+    return reason
+
+
+def _display_name(name: str) -> str:
+    """Stored name: the file's base name (and the zip entry), never a path to write to."""
+    outer, _, inner = name.partition("!")
+    base = os.path.basename(outer.replace("\\", "/"))
+    return f"{base}!{inner}" if inner else base

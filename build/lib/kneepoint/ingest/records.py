@@ -1,0 +1,161 @@
+"""The records every parser yields, and their normalized form.
+
+Parsers keep throughput and latency in the unit the tool printed (`throughput_unit`, `latency_unit`):
+that is what the raw layer stores, and the dbt staging models convert with the unit macros. The
+normalized form (`to_normalized`) is what `kneepoint parse` prints: every value in the unit its key
+names, converted with the same factor table the macros use (`ingest.units`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+
+from kneepoint.ingest import units
+
+Pattern = Literal["sequential", "random"]
+Operation = Literal["read", "write", "mixed"]
+Direction = Literal["read", "write", "total"]
+
+LATENCY_KEYS = ("avg", "min", "max", "p50", "p95", "p99", "p999")
+
+
+@dataclass(slots=True)
+class IoRecord:
+    """One measured run of a disk benchmark, for one direction of I/O."""
+
+    tool: str
+    run_index: int
+    source_line: int
+    pattern: Pattern
+    operation: Operation
+    read_pct: float
+    direction: Direction
+    block_size_bytes: int | None
+    threads: int | None
+    queue_depth: int | None
+    iops: float | None
+    throughput: float | None
+    throughput_unit: str = "B/s"
+    latency_unit: str = "ms"
+    latency_avg: float | None = None
+    latency_min: float | None = None
+    latency_max: float | None = None
+    latency_p50: float | None = None
+    latency_p95: float | None = None
+    latency_p99: float | None = None
+    latency_p999: float | None = None
+    duration_s: float | None = None
+    tool_version: str | None = None
+    target: str | None = None
+    started_at: str | None = None
+    inferred: list[str] = field(default_factory=list)
+    # Run metadata (tool's own test conditions, command line, job options): kept as key/value.
+    metadata: dict[str, str] = field(default_factory=dict)
+    # Latency histogram: (bucket upper bound in `latency_unit`, value); value is a count or a share.
+    histogram: list[tuple[float, float]] = field(default_factory=list)
+    histogram_kind: Literal["count", "share"] = "count"
+    record: str = "io"
+
+    def to_normalized(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "record": "io",
+            "tool": self.tool,
+            "tool_version": self.tool_version,
+            "run_index": self.run_index,
+            "source_line": self.source_line,
+            "target": self.target,
+            "started_at": self.started_at,
+            "pattern": self.pattern,
+            "operation": self.operation,
+            "read_pct": self.read_pct,
+            "direction": self.direction,
+            "block_size_bytes": self.block_size_bytes,
+            "threads": self.threads,
+            "queue_depth": self.queue_depth,
+            "duration_s": self.duration_s,
+            "iops": self.iops,
+            "throughput_bytes_per_s": units.to_bytes_per_s(self.throughput, self.throughput_unit),
+        }
+        for key in LATENCY_KEYS:
+            out[f"latency_{key}_ms"] = units.to_ms(getattr(self, f"latency_{key}"), self.latency_unit)
+        out["inferred"] = list(self.inferred)
+        return out
+
+
+@dataclass(slots=True)
+class QueryIoRecord:
+    """One table line of SQL Server's `SET STATISTICS IO` output."""
+
+    statement_index: int
+    source_line: int
+    table_name: str
+    scan_count: int | None = None
+    logical_reads: int | None = None
+    physical_reads: int | None = None
+    page_server_reads: int | None = None
+    read_ahead_reads: int | None = None
+    page_server_read_ahead_reads: int | None = None
+    lob_logical_reads: int | None = None
+    lob_physical_reads: int | None = None
+    lob_page_server_reads: int | None = None
+    lob_read_ahead_reads: int | None = None
+    lob_page_server_read_ahead_reads: int | None = None
+    segment_reads: int | None = None
+    segment_skipped: int | None = None
+    tool: str = "sqlserver"
+    tool_version: str | None = None
+    language: str | None = None
+    record: str = "query_io"
+
+    def to_normalized(self) -> dict[str, Any]:
+        out = {"record": self.record}
+        out.update({k: getattr(self, k) for k in QUERY_IO_FIELDS})
+        return out
+
+
+@dataclass(slots=True)
+class QueryTimeRecord:
+    """One `SQL Server parse and compile time` or `SQL Server Execution Times` block."""
+
+    statement_index: int
+    source_line: int
+    phase: Literal["compile", "execution"]
+    cpu_ms: float | None
+    elapsed_ms: float | None
+    tool: str = "sqlserver"
+    tool_version: str | None = None
+    language: str | None = None
+    record: str = "query_time"
+
+    def to_normalized(self) -> dict[str, Any]:
+        out = {"record": self.record}
+        out.update({k: getattr(self, k) for k in QUERY_TIME_FIELDS})
+        return out
+
+
+QUERY_IO_FIELDS = tuple(f.name for f in fields(QueryIoRecord) if f.name != "record")
+QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name != "record")
+
+Record = IoRecord | QueryIoRecord | QueryTimeRecord
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """What one parser made of one file."""
+
+    format: str
+    records: list[Record]
+    encoding: str = "utf-8"
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def tool_version(self) -> str | None:
+        versions = sorted({r.tool_version for r in self.records if r.tool_version})
+        return ", ".join(versions) if versions else None
+
+    @property
+    def runs(self) -> int:
+        io_runs = {r.run_index for r in self.records if isinstance(r, IoRecord)}
+        statements = {r.statement_index for r in self.records if not isinstance(r, IoRecord)}
+        return len(io_runs) + len(statements)

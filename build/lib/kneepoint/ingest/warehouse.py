@@ -1,0 +1,738 @@
+"""The DuckDB warehouse: the raw layer that `ingest` writes and everything downstream is built from.
+
+A file is stored whole or not at all (one transaction per file, or per batch of whole files for a large
+ingest); the same bytes are stored once (sha256); bulk rows go in through Arrow. Every change (a file stored,
+relabelled or deleted) appends to the change log `raw_file_changes` in the same transaction, numbered in commit
+order: a model build covers the changes up to the number it read when it started (ingest/build.py).
+Only one process can write a DuckDB file: `connect` waits a bounded time for another writer and then
+raises WarehouseBusy naming the process that holds it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from operator import attrgetter
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from kneepoint.ingest import __version__, schema, units
+from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.labels import check_label
+from kneepoint.ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
+from kneepoint.ingest.schema import ROW_TABLES
+
+DEFAULT_DB = "warehouse.duckdb"
+LOCK_WAIT_S = float(os.environ.get("KNEEPOINT_LOCK_WAIT_S", "15"))
+
+# Children first: the order `delete_file` empties them in (inserts go parents first).
+RAW_TABLES = tuple(_RAW_TABLE_DECLARATIONS)
+HISTOGRAM_KINDS = ("count", "share")
+__all__ = ["ROW_TABLES", "RAW_TABLES"]
+
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<exe>.*?) \(PID (?P<pid>\d+)\)")
+_LOCK_FAILED = "Could not set lock on file"
+_HANDLE_CONFLICT = "Unique file handle conflict"
+_SCHEMA_LOCK = threading.Lock()
+
+# A change's number is taken and committed under this lock, and a build reads the newest number under it too:
+# sessions of one process commit in parallel, and a build that read number 7 while number 6 was still
+# uncommitted would never build 6. (One process writes a DuckDB file, so a process-wide lock is enough.)
+_COMMIT_LOCK = threading.Lock()
+# Held by a model build from start to end and by relabel and delete: a build reads each file's labels and rows
+# as they were when it started. Files stored meanwhile wait for the next build (its cut-off), never this lock.
+FILE_CHANGE_LOCK = threading.RLock()
+
+
+class StoreError(RuntimeError):
+    """A parsed file that could not be stored; nothing of it was written.
+
+    `fatal` means the warehouse itself failed (disk full, database invalidated): storing more files is
+    pointless until that is fixed."""
+
+    def __init__(self, reason: str, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fatal = fatal
+
+
+def db_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--db beats KNEEPOINT_DB beats ./warehouse.duckdb."""
+    return Path(explicit or os.environ.get("KNEEPOINT_DB") or DEFAULT_DB).resolve()
+
+
+# Told once per connect that has to wait for another process's lock (the command line says so on stderr).
+_on_wait: Callable[[Path, str], None] | None = None
+
+
+def notify_waits(callback: Callable[[Path, str], None] | None) -> None:
+    """`callback(warehouse, holder)` is called when a connect starts waiting for another process's write lock."""
+    global _on_wait
+    _on_wait = callback
+
+
+def connect(
+    path: str | os.PathLike[str], read_only: bool = False, wait_s: float | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse; wait up to `wait_s` for another process's write lock, then fail clearly.
+
+    A read-write connection completes the schema of a new or older warehouse."""
+    path = Path(path)
+    wait_s = LOCK_WAIT_S if wait_s is None else wait_s
+    if read_only and not path.exists():
+        raise FileNotFoundError(f"no warehouse at {path}: ingest a file first (kneepoint ingest FILE --disk LABEL)")
+    deadline = time.monotonic() + wait_s
+    delay = 0.05
+    told = False
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only)
+            break
+        except duckdb.ResourceInUseException as exc:
+            # Another thread of this process closing the database's last connection while this one opens it:
+            # a moment later the file is free again.
+            if _HANDLE_CONFLICT not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+        except duckdb.IOException as exc:
+            if _LOCK_FAILED not in str(exc):
+                raise
+            m = _LOCK_HOLDER.search(str(exc))
+            holder = f"process {m['pid']} ({m['exe']})" if m else "another process"
+            if not told and _on_wait is not None and time.monotonic() < deadline:
+                _on_wait(path, holder)
+                told = True
+            if time.monotonic() >= deadline:
+                raise WarehouseBusy(
+                    f"warehouse busy: {path} is held by {holder}; waited {wait_s:g} s "
+                    "(KNEEPOINT_LOCK_WAIT_S). Try again when it has finished, or close that process."
+                ) from None
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 1.0)
+    if not read_only and not _schema_current(con):
+        # Threads opening a new warehouse at once would all create the raw layer and conflict in DuckDB's catalog.
+        with _SCHEMA_LOCK:
+            if not _schema_current(con):
+                try:
+                    _complete_schema(con, _missing_columns(con))
+                except BaseException:
+                    con.close()
+                    raise
+    return con
+
+
+def _schema_current(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the warehouse holds this version's schema: one row read, where comparing the catalog with the
+    declaration costs ~15 ms on every connect."""
+    try:
+        found = con.execute("SELECT schema_hash FROM kneepoint_schema").fetchall()
+    except duckdb.CatalogException:
+        return False
+    return found == [(schema.schema_hash(),)]
+
+
+def _missing_columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Per declared table, the columns the warehouse lacks (all of them for a missing table): one catalog read."""
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE schema_name = 'main' AND database_name = "
+        "current_database()"
+    ).fetchall():
+        have.setdefault(table, set()).add(column)
+    missing = {}
+    for name, table in schema.TABLES.items():
+        lacking = [c for c in table.column_names if c not in have.get(name, set())]
+        if lacking:
+            missing[name] = lacking
+    return missing
+
+
+def _complete_schema(con: duckdb.DuckDBPyConnection, missing: dict[str, list[str]]) -> None:
+    """Create what a new warehouse lacks; bring an older one's tables to the declared columns, its files into the
+    change log (one `stored` change each, in the order they were ingested) and its models to a full rebuild."""
+    with transaction(con):
+        tables = {
+            r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'").fetchall()
+        }
+        for name, lacking in missing.items():
+            if name not in tables:
+                continue
+            table = schema.TABLES[name]
+            columns = {c.name: c for c in table.columns}
+            if all(not columns[c].not_null and c not in table.unique and c != table.primary_key for c in lacking):
+                for c in lacking:
+                    con.execute(f"ALTER TABLE {name} ADD COLUMN {c} {columns[c].type}")
+            else:
+                # DuckDB adds no constraint to an existing table: make the declared one and copy the rows over.
+                con.execute(f"ALTER TABLE {name} RENAME TO {name}__old")
+                con.execute(table.ddl())
+                con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM {name}__old")
+                con.execute(f"DROP TABLE {name}__old")
+        con.execute(schema.ddl())
+        # The build state of kneepoint before the change log: its models are rebuilt from the log.
+        con.execute("DROP TABLE IF EXISTS kneepoint_last_build")
+        unnumbered = [
+            r[0]
+            for r in con.execute(
+                "SELECT file_id FROM raw_files WHERE stored_seq IS NULL ORDER BY ingested_at, file_id"
+            ).fetchall()
+        ]
+        if unnumbered:
+            seqs = record_changes(con, unnumbered, "stored")
+            _kp_seqs = pa.table({"file_id": unnumbered, "stored_seq": seqs})  # noqa: F841 - read by DuckDB
+            con.execute("UPDATE raw_files f SET stored_seq = s.stored_seq FROM _kp_seqs s WHERE f.file_id = s.file_id")
+        con.execute("DELETE FROM kneepoint_schema")
+        con.execute("INSERT INTO kneepoint_schema VALUES (?)", [schema.schema_hash()])
+
+
+@contextmanager
+def open_warehouse(path: str | os.PathLike[str], read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = connect(path, read_only=read_only)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """All or nothing: commit when the block ends, roll back when it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException:
+        _rollback(con)
+        raise
+    con.execute("COMMIT")
+
+
+@contextmanager
+def changing(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """A transaction that changes the raw layer and logs it (`record_changes`): numbered and committed under the
+    commit lock, so that a build's cut-off never passes an uncommitted change."""
+    with _COMMIT_LOCK, transaction(con):
+        yield
+
+
+def record_changes(con: duckdb.DuckDBPyConnection, file_ids: Sequence[str], change: str) -> list[int]:
+    """Append one change per file to the log, inside the caller's `changing` block; their numbers, in order."""
+    assert change in schema.FILE_CHANGES, change
+    if not file_ids:
+        return []
+    seqs = sorted(
+        r[0]
+        for r in con.execute(f"SELECT nextval('{schema.CHANGE_SEQUENCE}') FROM range(?)", [len(file_ids)]).fetchall()
+    )
+    now = datetime.now(UTC)
+    _kp_changes = pa.table(  # noqa: F841 - read by DuckDB's replacement scan
+        {
+            "change_seq": pa.array(seqs, pa.int64()),
+            "file_id": pa.array(list(file_ids), pa.string()),
+            "change": pa.array([change] * len(seqs), pa.string()),
+            "changed_at": pa.array([now] * len(seqs), pa.timestamp("us", tz="UTC")),
+        }
+    )
+    con.execute("INSERT INTO raw_file_changes BY NAME SELECT * FROM _kp_changes")
+    return seqs
+
+
+def latest_change(con: duckdb.DuckDBPyConnection) -> int:
+    """The number of the newest committed change (0: none): a build started now covers every change up to it."""
+    with _COMMIT_LOCK:
+        return con.execute("SELECT coalesce(max(change_seq), 0) FROM raw_file_changes").fetchall()[0][0]
+
+
+@dataclass(slots=True)
+class StoreResult:
+    file_id: str
+    name: str
+    status: str  # "added" | "duplicate"
+    format: str
+    records: int
+    runs: int
+    existing_disk: str | None = None
+    existing_host: str | None = None
+    existing_name: str | None = None
+
+
+@dataclass(slots=True)
+class FileRows:
+    """A parsed file's rows for the raw tables, still as Python values. `raw_tables` turns the rows of many files
+    into Arrow at once: one `pa.array` per column and batch of files, not one per file."""
+
+    file: dict[str, object]  # raw_files' row
+    content: bytes
+    io: list[tuple[int, IoRecord]]  # (record_index, record)
+    query_io: list[tuple[int, QueryIoRecord]]
+    query_time: list[tuple[int, QueryTimeRecord]]
+    metadata: dict[tuple[int, str], str | None]  # (run_index, key) -> value
+    # raw_latency_histograms' columns but file_id: record_index, bound, bound_unit, value, kind.
+    histograms: tuple[list[int], list[float], list[str], list[float], list[str]]
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "raw_latency_histograms": len(self.histograms[0]),
+            "raw_run_metadata": len(self.metadata),
+            "raw_query_time": len(self.query_time),
+            "raw_query_io": len(self.query_io),
+            "raw_io_records": len(self.io),
+            "raw_file_contents": 1,
+            "raw_files": 1,
+        }
+
+
+@dataclass(slots=True)
+class PreparedFile:
+    """A parsed file ready for the raw layer: what a worker process hands to the writer.
+
+    Its rows are `rows` (Python values) until `attach_tables` gives it `arrow`: where they are in Arrow tables
+    built for many files at once."""
+
+    file_id: str
+    name: str
+    sha256: str
+    size_bytes: int
+    format: str
+    records: int
+    runs: int
+    disk: str
+    host: str | None
+    row_counts: dict[str, int]
+    rows: FileRows | None
+    arrow: ArrowRows | None = None
+
+    def table(self, name: str) -> pa.Table:
+        """This file's rows of one raw table (a zero-copy slice)."""
+        assert self.arrow is not None, "attach_tables first"
+        return self.arrow.tables[name].slice(self.arrow.offsets[name], self.row_counts[name])
+
+
+@dataclass(slots=True)
+class ArrowRows:
+    tables: dict[str, pa.Table]  # per raw table, the rows of the files built together
+    offsets: dict[str, int]  # where this file's rows start in each
+
+
+def prepare_file(
+    name: str,
+    data: bytes,
+    sha256: str,
+    parsed: ParsedFile,
+    disk: str,
+    host: str | None = None,
+    tags: Sequence[str] = (),
+    notes: str | None = None,
+) -> PreparedFile:
+    """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written)."""
+    file_id = sha256[:16]
+    file_row = {
+        "file_id": file_id,
+        "name": name,
+        "sha256": sha256,
+        "size_bytes": len(data),
+        "format": parsed.format,
+        "tool_version": parsed.tool_version,
+        "encoding": parsed.encoding,
+        "ingested_at": datetime.now(UTC),
+        "disk": disk,
+        "host": host,
+        "tags": list(tags),
+        "notes": notes,
+        "warnings": list(parsed.warnings),
+        "kneepoint_version": __version__,
+    }
+    try:
+        rows = FileRows(file_row, data, *_record_rows(parsed))
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"rows do not fit the raw layer: {exc}") from exc
+    return PreparedFile(
+        file_id,
+        name,
+        sha256,
+        len(data),
+        parsed.format,
+        len(parsed.records),
+        parsed.runs,
+        disk,
+        host,
+        rows.counts(),
+        rows,
+    )
+
+
+# What turning Python values into Arrow raises when a value does not fit its column (an int beyond INTEGER, ...).
+_CONVERSION_ERRORS = (pa.ArrowException, TypeError, ValueError, OverflowError)
+
+
+def raw_tables(files: Sequence[PreparedFile]) -> tuple[dict[str, pa.Table], list[StoreError | None]]:
+    """The rows of many files as one Arrow table per raw table, file after file; and per file None, or the
+    StoreError saying why its rows do not fit (that file's rows are left out of the tables)."""
+    try:
+        return _arrow_tables([f.rows for f in files]), [None] * len(files)
+    except _CONVERSION_ERRORS:
+        pass
+    # Rare (a value out of its column's range): find the files at fault one by one, build the rest together.
+    errors: list[StoreError | None] = []
+    for f in files:
+        try:
+            _arrow_tables([f.rows])
+            errors.append(None)
+        except _CONVERSION_ERRORS as exc:
+            errors.append(StoreError(f"rows do not fit the raw layer: {exc}"))
+    fitting = [f.rows for f, e in zip(files, errors, strict=True) if e is None]
+    return _arrow_tables(fitting), errors
+
+
+def attach_tables(files: Sequence[PreparedFile], tables: dict[str, pa.Table]) -> None:
+    """Point each file at its rows in `tables`, the raw_tables of exactly these files, in order."""
+    offsets = dict.fromkeys(RAW_TABLES, 0)
+    for f in files:
+        f.arrow = ArrowRows(tables, offsets.copy())
+        for table in RAW_TABLES:
+            offsets[table] += f.row_counts[table]
+        f.rows = None
+
+
+def store_file(
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    data: bytes,
+    sha256: str,
+    parsed: ParsedFile,
+    disk: str,
+    host: str | None = None,
+    tags: Sequence[str] = (),
+    notes: str | None = None,
+) -> StoreResult:
+    """Store one parsed file and all its rows in one transaction; the same bytes twice add nothing.
+
+    Raises StoreError (and leaves nothing of the file behind) when the rows cannot be stored."""
+    return store_prepared(con, prepare_file(name, data, sha256, parsed, disk, host, tags, notes))
+
+
+def store_prepared(con: duckdb.DuckDBPyConnection, f: PreparedFile) -> StoreResult:
+    """One prepared file in one transaction (StoreError: nothing of it written)."""
+    if f.rows is not None:
+        tables, (error,) = raw_tables([f])
+        if error is not None:
+            raise error
+        attach_tables([f], tables)
+    try:
+        # The sha256 UNIQUE constraint is the duplicate check: no extra query per new file.
+        _insert_files(con, [f])
+    except duckdb.ConstraintException as exc:
+        existing = _stored_as(con, f.sha256)
+        if existing is None:
+            raise StoreError(f"could not be stored: {exc}") from exc
+        return _duplicate(f, existing)
+    except (duckdb.FatalException, duckdb.IOException) as exc:
+        raise StoreError(f"warehouse failure while storing: {exc}", fatal=True) from exc
+    except duckdb.Error as exc:
+        raise StoreError(f"could not be stored: {exc}") from exc
+    return StoreResult(f.file_id, f.name, "added", f.format, f.records, f.runs)
+
+
+def store_batch(con: duckdb.DuckDBPyConnection, batch: Sequence[PreparedFile]) -> list[StoreResult | StoreError]:
+    """Store many files at once: one transaction and one bulk insert per raw table for the new ones.
+
+    Every file is still whole or absent (the batch commits or not). Files already stored (or twice in the batch)
+    come back as duplicates. If the batch fails, it is rolled back and stored file by file, so a file that cannot
+    be stored is reported alone; a StoreError with `fatal` set means the files after it were not tried."""
+    known = _stored_as_many(con, [f.sha256 for f in batch])
+    results: list[StoreResult | StoreError | None] = [None] * len(batch)
+    first_of: dict[str, PreparedFile] = {}
+    new: list[int] = []
+    for i, f in enumerate(batch):
+        if f.sha256 in known:
+            results[i] = _duplicate(f, known[f.sha256])
+        elif f.sha256 in first_of:
+            same = first_of[f.sha256]
+            results[i] = _duplicate(f, (same.file_id, same.disk, same.host, same.name))
+        else:
+            first_of[f.sha256] = f
+            new.append(i)
+    # Files whose rows are not Arrow yet (not prepared by a worker) are turned into Arrow together.
+    unbuilt = [i for i in new if batch[i].rows is not None]
+    if unbuilt:
+        tables, errors = raw_tables([batch[i] for i in unbuilt])
+        for i, error in zip(unbuilt, errors, strict=True):
+            results[i] = error
+        attach_tables([batch[i] for i, e in zip(unbuilt, errors, strict=True) if e is None], tables)
+        new = [i for i in new if results[i] is None]
+    try:
+        if new:
+            _insert_files(con, [batch[i] for i in new])
+    except duckdb.Error:
+        for i in new:
+            try:
+                results[i] = store_prepared(con, batch[i])
+            except StoreError as exc:
+                results[i] = exc
+                if exc.fatal:
+                    return [r for r in results[: i + 1] if r is not None]  # the rest was not tried
+    for i in new:
+        if results[i] is None:
+            f = batch[i]
+            results[i] = StoreResult(f.file_id, f.name, "added", f.format, f.records, f.runs)
+    return [r for r in results if r is not None]
+
+
+def _insert_files(con: duckdb.DuckDBPyConnection, files: list[PreparedFile]) -> None:
+    """Insert the files' rows and their `stored` changes in one transaction (rolled back when anything refuses)."""
+    with changing(con):
+        seqs = record_changes(con, [f.file_id for f in files], "stored")
+        for table in reversed(RAW_TABLES):  # parents first
+            parts = _contiguous(files, table)
+            if not parts:
+                continue
+            # One contiguous table: DuckDB's Arrow scan pays per chunk (a batch of 256 one-row chunks took it 10x
+            # longer than one chunk of 256 rows).
+            rows = pa.concat_tables(parts).combine_chunks() if len(parts) > 1 else parts[0]
+            if table == "raw_files":
+                rows = rows.append_column("stored_seq", pa.array(seqs, pa.int64()))
+            _insert(con, table, rows)
+
+
+def _contiguous(files: list[PreparedFile], table: str) -> list[pa.Table]:
+    """The files' rows of `table`, one slice per run of files that follow each other in the same Arrow table
+    (a batch is a few such runs: the chunks its files were prepared in)."""
+    parts: list[pa.Table] = []
+    source: pa.Table | None = None
+    start = end = 0
+    for f in files:
+        n = f.row_counts[table]
+        if not n:
+            continue
+        assert f.arrow is not None, "attach_tables first"
+        rows, offset = f.arrow.tables[table], f.arrow.offsets[table]
+        if rows is source and offset == end:
+            end += n
+            continue
+        if source is not None:
+            parts.append(source.slice(start, end - start))
+        source, start, end = rows, offset, offset + n
+    if source is not None:
+        parts.append(source.slice(start, end - start))
+    return parts
+
+
+def _duplicate(f: PreparedFile, existing: tuple[str, str, str | None, str]) -> StoreResult:
+    return StoreResult(
+        existing[0],
+        f.name,
+        "duplicate",
+        f.format,
+        0,
+        f.runs,
+        existing_disk=existing[1],
+        existing_host=existing[2],
+        existing_name=existing[3],
+    )
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """One bulk insert from an Arrow table (DuckDB reads the local `_kp_rows` by name, without a copy)."""
+    _kp_rows = rows  # noqa: F841 - read by DuckDB's replacement scan
+    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _kp_rows")
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back; a connection that is already gone has nothing to roll back, and the first error matters."""
+    with suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
+def _stored_as(con: duckdb.DuckDBPyConnection, sha256: str) -> tuple[str, str, str | None, str] | None:
+    rows = con.execute("SELECT file_id, disk, host, name FROM raw_files WHERE sha256 = ?", [sha256]).fetchall()
+    return rows[0] if rows else None
+
+
+def _stored_as_many(con: duckdb.DuckDBPyConnection, sha256s: list[str]) -> dict[str, tuple[str, str, str | None, str]]:
+    rows = con.execute(
+        "SELECT sha256, file_id, disk, host, name FROM raw_files WHERE list_contains(?, sha256)", [sha256s]
+    ).fetchall()
+    return {r[0]: r[1:] for r in rows}
+
+
+_IO_FIELDS = tuple(c for c in schema.RAW_IO_RECORDS.column_names if c not in ("file_id", "record_index"))
+_QUERY_IO_FIELDS = tuple(c for c in schema.RAW_QUERY_IO.column_names if c not in ("file_id", "record_index"))
+_QUERY_TIME_FIELDS = tuple(c for c in schema.RAW_QUERY_TIME.column_names if c not in ("file_id", "record_index"))
+
+
+def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple]:
+    """The file's records sorted by raw table, checked where a wrong value could still be blamed on the file."""
+    io: list[tuple[int, IoRecord]] = []
+    qio: list[tuple[int, QueryIoRecord]] = []
+    qtime: list[tuple[int, QueryTimeRecord]] = []
+    for i, rec in enumerate(parsed.records):
+        if isinstance(rec, IoRecord):
+            io.append((i, rec))
+        elif isinstance(rec, QueryIoRecord):
+            qio.append((i, rec))
+        elif isinstance(rec, QueryTimeRecord):
+            qtime.append((i, rec))
+        else:
+            raise TypeError(f"record {i} is a {type(rec).__name__}, not a kneepoint record")
+
+    throughput_units, latency_units = units.throughput_units(), units.latency_units()
+    meta: dict[tuple[int, str], str | None] = {}
+    h_index: list[int] = []
+    h_bound: list[float] = []
+    h_unit: list[str] = []
+    h_value: list[float] = []
+    h_kind: list[str] = []
+    for i, rec in io:
+        # An unknown unit would become NULL in staging: refuse it here, where the file can be named.
+        if rec.throughput is not None and rec.throughput_unit not in throughput_units:
+            raise ValueError(f"record {i}: unknown throughput unit {rec.throughput_unit!r}")
+        if rec.latency_unit not in latency_units:
+            raise ValueError(f"record {i}: unknown latency unit {rec.latency_unit!r}")
+        for k, v in rec.metadata.items():
+            # Metadata is per run; the run's first record speaks for it.
+            meta.setdefault((rec.run_index, k), None if v is None else str(v))
+        if rec.histogram:
+            if rec.histogram_kind not in HISTOGRAM_KINDS:
+                raise ValueError(f"record {i}: histogram kind {rec.histogram_kind!r} is not one of {HISTOGRAM_KINDS}")
+            n = len(rec.histogram)
+            bounds, values = zip(*rec.histogram, strict=True)
+            h_index += [i] * n
+            h_bound += bounds
+            h_value += values
+            h_unit += [rec.latency_unit] * n
+            h_kind += [rec.histogram_kind] * n
+    return io, qio, qtime, meta, (h_index, h_bound, h_unit, h_value, h_kind)
+
+
+def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
+    """Many files' rows as one Arrow table per raw table (raises what pa.array raises on a value that does not fit)."""
+    ids = [f.file["file_id"] for f in files]
+    meta: dict[str, list] = {"file_id": [], "run_index": [], "key": [], "value": []}
+    hist: dict[str, list] = {"file_id": [], "record_index": [], "bound": [], "bound_unit": [], "value": [], "kind": []}
+    for file_id, f in zip(ids, files, strict=True):
+        meta["file_id"] += [file_id] * len(f.metadata)
+        meta["run_index"] += [k[0] for k in f.metadata]
+        meta["key"] += [k[1] for k in f.metadata]
+        meta["value"] += f.metadata.values()
+        hist["file_id"] += [file_id] * len(f.histograms[0])
+        for column, values in zip(list(hist)[1:], f.histograms, strict=True):
+            hist[column] += values
+    file_columns = schema.arrow_schema("raw_files", prepared=True).names
+    return {
+        "raw_files": _table("raw_files", {c: [f.file[c] for f in files] for c in file_columns}, len(files)),
+        "raw_file_contents": _table("raw_file_contents", {"file_id": ids, "content": [f.content for f in files]}),
+        "raw_io_records": _records("raw_io_records", ids, [f.io for f in files], _IO_FIELDS),
+        "raw_query_io": _records("raw_query_io", ids, [f.query_io for f in files], _QUERY_IO_FIELDS),
+        "raw_query_time": _records("raw_query_time", ids, [f.query_time for f in files], _QUERY_TIME_FIELDS),
+        "raw_run_metadata": _table("raw_run_metadata", meta),
+        "raw_latency_histograms": _table("raw_latency_histograms", hist),
+    }
+
+
+def _records(table: str, ids: list[str], per_file: list[list[tuple[int, object]]], names: tuple[str, ...]) -> pa.Table:
+    file_ids: list[str] = []
+    indexes: list[int] = []
+    recs: list[object] = []
+    for file_id, pairs in zip(ids, per_file, strict=True):
+        file_ids += [file_id] * len(pairs)
+        indexes += [i for i, _ in pairs]
+        recs += [r for _, r in pairs]
+    if not recs:
+        return schema.arrow_schema(table, prepared=True).empty_table()
+    # One C-level pass reads every field of every record; zip(*) turns the rows into columns.
+    values = dict(zip(names, zip(*map(attrgetter(*names), recs), strict=True), strict=True))
+    if "inferred" in values:
+        values["inferred"] = [list(v) for v in values["inferred"]]
+    values["file_id"], values["record_index"] = file_ids, indexes
+    return _table(table, values)
+
+
+def _table(table: str, columns: dict[str, list], n: int | None = None) -> pa.Table:
+    arrow_schema = schema.arrow_schema(table, prepared=True)
+    if not (n if n is not None else len(columns["file_id"])):
+        return arrow_schema.empty_table()
+    return pa.Table.from_arrays([pa.array(columns[f.name], f.type) for f in arrow_schema], schema=arrow_schema)
+
+
+def resolve_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
+    """Accept a unique prefix of a file id, as git accepts short hashes."""
+    prefix = file_id.strip().lower()
+    if not prefix:
+        raise KeyError("give a file id (see `kneepoint files`)")
+    rows = con.execute(
+        "SELECT file_id FROM raw_files WHERE starts_with(file_id, ?) ORDER BY file_id", [prefix]
+    ).fetchall()
+    if not rows:
+        raise KeyError(f"no stored file with id {file_id!r} (see `kneepoint files`)")
+    if len(rows) > 1:
+        raise KeyError(f"file id {file_id!r} is ambiguous: {', '.join(r[0] for r in rows)}")
+    return rows[0][0]
+
+
+def delete_file(con: duckdb.DuckDBPyConnection, file_id: str) -> None:
+    """Remove a file and every row that came from it, all or nothing (the models follow at the next build)."""
+    with FILE_CHANGE_LOCK, changing(con):
+        record_changes(con, [file_id], "deleted")
+        for table in RAW_TABLES:
+            con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
+
+
+def relabel_file(
+    con: duckdb.DuckDBPyConnection, file_id: str, disk: str | None = None, host: str | None = None
+) -> None:
+    """New labels for stored bytes. `host=''` removes the host label; None leaves a label as it is."""
+    if disk is not None:
+        disk = check_label("disk label", disk)
+        if not disk:
+            raise ValueError("the disk label cannot be empty")
+    if host is not None:
+        host = check_label("host label", host)
+    with FILE_CHANGE_LOCK, changing(con):
+        record_changes(con, [file_id], "relabelled")
+        con.execute(
+            "UPDATE raw_files SET disk = coalesce(?, disk), host = CASE WHEN ? THEN nullif(?, '') ELSE host END "
+            "WHERE file_id = ?",
+            [disk, host is not None, host or "", file_id],
+        )
+
+
+def list_files(con: duckdb.DuckDBPyConnection) -> list[dict]:
+    cur = con.execute(
+        """
+        SELECT f.file_id, f.name, f.sha256, f.format, f.disk, f.host,
+               coalesce(io.n, 0) + coalesce(qi.n, 0) + coalesce(qt.n, 0) AS records,
+               strftime(f.ingested_at AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%SZ') AS ingested_at,
+               f.tool_version, f.size_bytes, f.tags, f.notes
+        FROM raw_files f
+        LEFT JOIN (SELECT file_id, count(*) n FROM raw_io_records GROUP BY ALL) io USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) n FROM raw_query_io GROUP BY ALL) qi USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) n FROM raw_query_time GROUP BY ALL) qt USING (file_id)
+        ORDER BY f.ingested_at, f.name
+        """
+    )
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+def row_counts(con: duckdb.DuckDBPyConnection, file_id: str | None = None) -> dict[str, int]:
+    """Rows per raw table, for one file or the whole warehouse."""
+    where, params = ("WHERE file_id = ?", [file_id]) if file_id else ("", [])
+    return {t: con.execute(f"SELECT count(*) FROM {t} {where}", params).fetchall()[0][0] for t in RAW_TABLES}
+
+
+def file_content(con: duckdb.DuckDBPyConnection, file_id: str) -> tuple[str, bytes]:
+    rows = con.execute(
+        "SELECT f.name, c.content FROM raw_files f JOIN raw_file_contents c USING (file_id) WHERE file_id = ?",
+        [file_id],
+    ).fetchall()
+    if not rows:
+        raise KeyError(f"no stored file with id {file_id!r}")
+    return rows[0][0], bytes(rows[0][1])

@@ -1,0 +1,163 @@
+-- Grain: one row per io record and point of its latency percentile curve (io_result_id, point_index).
+-- From a histogram (fio json+ bins: counts; SQLIO 1-ms buckets and DiskSpd %-ile tables: shares), every
+-- bucket holding I/O is a point: `percentile` % of the record's I/Os completed within `latency_ms`, the
+-- bucket's upper bound. That is how fio derives its own percentiles from the bins, so the curve passes
+-- through the ones it prints. A record without a histogram gets the percentiles the tool printed (min as
+-- 0, max as 100), so every tool's runs can be drawn.
+-- Labels are not repeated per point (a disk's label on millions of rows): join fct_io_results for them.
+-- Incremental by file, like the facts it reads.
+{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+-- Read twice (histogram points, printed points): scanning the table twice is cheaper than holding a copy.
+with io_results as not materialized (
+    select * from {{ ref('fct_io_results') }}
+    where {{ in_changed_files() }}
+),
+
+histograms as (
+    select * from {{ ref('stg_latency_histograms') }}
+    where {{ in_changed_files() }}
+),
+
+buckets as (
+    -- Equal bounds (DiskSpd rows that print the same latency) are one step of the curve.
+    select
+        file_id,
+        record_index,
+        bucket_kind,
+        bucket_upper_ms,
+        sum(bucket_value) as bucket_value
+    from histograms
+    group by file_id, record_index, bucket_kind, bucket_upper_ms
+    having sum(bucket_value) > 0
+),
+
+cumulative as (
+    select
+        *,
+        sum(bucket_value) over upward as cumulative_value,
+        -- Shares need not add up to 100 (SQLIO prints rounded whole percents): the curve ends at 100.
+        sum(bucket_value) over (partition by file_id, record_index) as total_value,
+        -- Every bucket holds I/O, so the cumulative share rises with the bound: the bound's rank is the point's.
+        row_number() over upward - 1 as point_index
+    from buckets
+    window upward as (
+        partition by file_id, record_index
+        order by bucket_upper_ms
+        rows between unbounded preceding and current row
+    )
+),
+
+from_histograms as (
+    select
+        file_id,
+        record_index,
+        point_index,
+        100.0 * cumulative_value / total_value as percentile,
+        bucket_upper_ms as latency_ms,
+        'histogram' as curve_source,
+        bucket_kind as histogram_kind,
+        100.0 * bucket_value / total_value as bucket_share_pct,
+        case when bucket_kind = 'count' then bucket_value end as bucket_ios,
+        case when bucket_kind = 'count' then total_value end as histogram_ios
+    from cumulative
+    where total_value > 0
+),
+
+-- The printed percentiles of the records without a histogram curve, in rising order, the missing ones left out.
+printed as (
+    select
+        io_results.io_result_id,
+        io_results.tool,
+        io_results.pattern,
+        io_results.operation,
+        io_results.read_pct,
+        io_results.direction,
+        io_results.block_size_bytes,
+        io_results.threads,
+        io_results.queue_depth,
+        io_results.outstanding_io,
+        io_results.latency_avg_ms,
+        io_results.file_id,
+        io_results.record_index,
+        io_results.run_index,
+        list_filter(
+            [
+                {'percentile': 0.0, 'latency_ms': latency_min_ms},
+                {'percentile': 50.0, 'latency_ms': latency_p50_ms},
+                {'percentile': 95.0, 'latency_ms': latency_p95_ms},
+                {'percentile': 99.0, 'latency_ms': latency_p99_ms},
+                {'percentile': 99.9, 'latency_ms': latency_p999_ms},
+                {'percentile': 100.0, 'latency_ms': latency_max_ms}
+            ],
+            lambda point: point.latency_ms is not null
+        ) as points
+    from io_results
+    anti join (select file_id, record_index from from_histograms where point_index = 0) using (file_id, record_index)
+),
+
+from_printed as (
+    select
+        *,
+        unnest(points) as point,
+        generate_subscripts(points, 1)::bigint - 1 as point_index
+    from printed
+),
+
+final as (
+    select
+        io.io_result_id || ':' || h.point_index as latency_point_id,
+        io.io_result_id,
+        h.point_index,
+        h.percentile,
+        h.latency_ms,
+        h.curve_source,
+        h.histogram_kind,
+        h.bucket_share_pct,
+        h.bucket_ios,
+        h.histogram_ios,
+        io.tool,
+        io.pattern,
+        io.operation,
+        io.read_pct,
+        io.direction,
+        io.block_size_bytes,
+        io.threads,
+        io.queue_depth,
+        io.outstanding_io,
+        io.latency_avg_ms,
+        io.file_id,
+        io.record_index,
+        io.run_index
+    from from_histograms as h
+    inner join io_results as io using (file_id, record_index)
+
+    union all
+
+    select
+        io_result_id || ':' || point_index,
+        io_result_id,
+        point_index,
+        point.percentile,
+        point.latency_ms,
+        'printed_percentiles',
+        null::varchar,
+        null::double,
+        null::double,
+        null::double,
+        tool,
+        pattern,
+        operation,
+        read_pct,
+        direction,
+        block_size_bytes,
+        threads,
+        queue_depth,
+        outstanding_io,
+        latency_avg_ms,
+        file_id,
+        record_index,
+        run_index
+    from from_printed
+)
+
+select * from final

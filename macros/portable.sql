@@ -1,0 +1,98 @@
+{#- What DuckDB and PostgreSQL say differently, in one place: each macro renders one engine's form
+    (adapter.dispatch picks duckdb__ or postgres__). The models are otherwise written in the SQL both engines speak
+    (DISTINCT ON, = ANY(array), array_agg, LATERAL, FILTER, NOT EXISTS). -#}
+
+{#- An empty list of text (tags, inferred, tools). -#}
+{% macro kp_empty_text_list() -%}
+    {{ return(adapter.dispatch('kp_empty_text_list', 'kneepoint')()) }}
+{%- endmacro %}
+{% macro duckdb__kp_empty_text_list() -%} []::varchar[] {%- endmacro %}
+{% macro postgres__kp_empty_text_list() -%} '{}'::text[] {%- endmacro %}
+
+{#- A timestamp read from the tool's text, or null where it is not one. PostgreSQL has no try_cast: the function
+    kp_try_timestamptz is created by on-run-start (kp_create_functions). -#}
+{% macro kp_try_timestamptz(expr) -%}
+    {{ return(adapter.dispatch('kp_try_timestamptz', 'kneepoint')(expr)) }}
+{%- endmacro %}
+{% macro duckdb__kp_try_timestamptz(expr) -%} try_cast({{ expr }} as timestamptz) {%- endmacro %}
+{% macro postgres__kp_try_timestamptz(expr) -%} kp_try_timestamptz({{ expr }}) {%- endmacro %}
+
+{% macro kp_is_nan(expr) -%}
+    {{ return(adapter.dispatch('kp_is_nan', 'kneepoint')(expr)) }}
+{%- endmacro %}
+{% macro duckdb__kp_is_nan(expr) -%} isnan({{ expr }}) {%- endmacro %}
+{% macro postgres__kp_is_nan(expr) -%} ({{ expr }} = 'NaN'::double precision) {%- endmacro %}
+
+{% macro kp_is_finite(expr) -%}
+    {{ return(adapter.dispatch('kp_is_finite', 'kneepoint')(expr)) }}
+{%- endmacro %}
+{% macro duckdb__kp_is_finite(expr) -%} isfinite({{ expr }}) {%- endmacro %}
+{% macro postgres__kp_is_finite(expr) -%}
+    ({{ expr }} not in ('Infinity'::double precision, '-Infinity'::double precision, 'NaN'::double precision))
+{%- endmacro %}
+
+{#- A 64-bit hash of a value (tests/dbt/generic/unique_by_hash). -#}
+{% macro kp_hash(expr) -%}
+    {{ return(adapter.dispatch('kp_hash', 'kneepoint')(expr)) }}
+{%- endmacro %}
+{% macro duckdb__kp_hash(expr) -%} hash({{ expr }}) {%- endmacro %}
+{% macro postgres__kp_hash(expr) -%} hashtextextended(cast({{ expr }} as text), 0) {%- endmacro %}
+
+{#- A double rounded to `digits` decimals, still a double (PostgreSQL rounds numeric only). -#}
+{% macro kp_round(expr, digits) -%}
+    {{ return(adapter.dispatch('kp_round', 'kneepoint')(expr, digits)) }}
+{%- endmacro %}
+{% macro duckdb__kp_round(expr, digits) -%} round({{ expr }}, {{ digits }}) {%- endmacro %}
+{% macro postgres__kp_round(expr, digits) -%}
+    cast(round(cast({{ expr }} as numeric), {{ digits }}) as double precision)
+{%- endmacro %}
+
+{#- A number as text, the same on both engines: up to six decimals, no trailing zeros (70, 12.5, 0.001). The
+    engines' own text of a double differs (DuckDB writes 70.0, PostgreSQL 70), and series ids and notes hold numbers. -#}
+{% macro kp_number_text(expr) -%}
+    {{ return(adapter.dispatch('kp_number_text', 'kneepoint')(expr)) }}
+{%- endmacro %}
+{% macro duckdb__kp_number_text(expr) -%}
+    rtrim(rtrim(printf('%.6f', cast({{ expr }} as double)), '0'), '.')
+{%- endmacro %}
+{% macro postgres__kp_number_text(expr) -%}
+    rtrim(rtrim(to_char(cast({{ expr }} as double precision), 'FM999999999999990.000000'), '0'), '.')
+{%- endmacro %}
+
+{#- Functions PostgreSQL needs that DuckDB has built in; on-run-start creates them (nothing on DuckDB). -#}
+{% macro kp_create_functions() -%}
+    {{ return(adapter.dispatch('kp_create_functions', 'kneepoint')()) }}
+{%- endmacro %}
+{% macro duckdb__kp_create_functions() -%} select 1 {%- endmacro %}
+{% macro postgres__kp_create_functions() -%}
+    create or replace function {{ target.schema }}.kp_try_timestamptz(value text) returns timestamptz
+    language plpgsql immutable as $kp$
+    begin
+        return value::timestamptz;
+    exception when others then
+        return null;
+    end
+    $kp$
+{%- endmacro %}
+
+{#- dbt-postgres reads a column's type from information_schema, which calls every array 'ARRAY'; a unit test's
+    fixture rows are then cast to `ARRAY`, which PostgreSQL refuses. Its element type makes the array's name
+    (udt_name '_text' -> text[]). The rest is dbt-postgres's own macro. -#}
+{% macro postgres__get_columns_in_relation(relation) -%}
+  {% call statement('get_columns_in_relation', fetch_result=True) %}
+      select
+          column_name,
+          case when data_type = 'ARRAY' then substring(udt_name from 2) || '[]' else data_type end as data_type,
+          character_maximum_length,
+          numeric_precision,
+          numeric_scale
+      from {{ relation.information_schema('columns') }}
+      where table_name = '{{ relation.identifier }}'
+        {% if relation.schema %}
+        and table_schema = '{{ relation.schema }}'
+        {% endif %}
+      order by ordinal_position
+  {% endcall %}
+  {% set table = load_result('get_columns_in_relation').table %}
+  {{ return(sql_convert_columns_in_relation(table)) }}
+{% endmacro %}
