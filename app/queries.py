@@ -15,6 +15,7 @@ take the write lock between two reads.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -93,6 +94,21 @@ def tables(db: Location | None = None) -> frozenset[str]:
             "table_name"
         ].to_list()
     )
+
+
+def can_write(db: Location | None = None) -> bool:
+    """Whether this account may store, relabel and delete files: on PostgreSQL, its privileges on the raw layer
+    (or on the schema, before the raw layer exists); a DuckDB file, whether the file (or its folder) is writable.
+    Upload and Stored files say so up front instead of failing on Store."""
+    db = db or current_db()
+    if is_postgres(db):
+        sql = (
+            "SELECT has_table_privilege('raw_files', 'INSERT') AND has_table_privilege('raw_files', 'DELETE')"
+            if "raw_files" in tables(db)
+            else "SELECT has_schema_privilege(current_schema(), 'CREATE')"
+        )
+        return bool(query(f"{sql} AS ok", db=db)["ok"][0])
+    return os.access(db if db.exists() else db.parent, os.W_OK)
 
 
 def has_marts(db: Location | None = None) -> bool:
@@ -565,3 +581,8 @@ def statements_on_curve(
         [*params, *series],
         db=db,
     )
+
+
+def warehouse_label() -> str:
+    """The warehouse as the pages name it (a PostgreSQL URL without its password)."""
+    return str(current_db())

@@ -292,6 +292,15 @@ def latency_target_sentence(found: Mapping[str, Any] | None, target_ms: float) -
     )
 
 
+def read_only(warehouse: object) -> str:
+    """What an account that may only read a PostgreSQL warehouse is told when it tries to change it (the command
+    line, Upload and Stored files alike)."""
+    return (
+        f"the warehouse {warehouse} may only be read with this account: storing, relabelling and deleting files "
+        "need an account that may write to it"
+    )
+
+
 def littles_law_bounds() -> str:
     """'0.8–1.25': the dbt vars a run's IOPS × latency / outstanding I/O must stay within."""
     from kneepoint.ingest import units

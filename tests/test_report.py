@@ -231,7 +231,12 @@ def test_share_page_builds_report_bundle_and_image_buttons(warehouse: Path):
     assert labels[0].startswith("Report (HTML") and labels[1].startswith("Bundle (zip")
     assert labels[2:] == ["All charts as PNG (zip)", "All charts as SVG (zip)"]
     summary = [m.value for m in at.markdown if "■" in m.value]
-    assert [m.split("**")[1] for m in summary] == ["Disk A @ Host 1", "Disk B @ Host 2", "Disk C @ Host 2", "Disk D @ Host 3"]
+    assert [m.split("**")[1] for m in summary] == [
+        "Disk A @ Host 1",
+        "Disk B @ Host 2",
+        "Disk C @ Host 2",
+        "Disk D @ Host 3",
+    ]
     built = at.session_state["share_built"]
     # sample_data/labels.json labels and the fio job names (randread-4k-qd1, ...) are gone from both downloads
     bundle = zipfile.ZipFile(io.BytesIO(built["bundle"]))

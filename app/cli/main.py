@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from kneepoint.app import wording as w
 from kneepoint.app.wording import printable
 from kneepoint.ingest import __version__, formats
 from kneepoint.ingest.errors import DatabaseError, ParseError, ReadOnlyWarehouse, WarehouseBusy
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ReadOnlyWarehouse as exc:
-        print(f"kneepoint: {args.db} may only be read with this account: {printable(exc)}", file=sys.stderr)
+        print(f"kneepoint: {printable(w.read_only(args.db))} ({printable(exc)})", file=sys.stderr)
         return EXIT_FAIL
     except (WarehouseBusy, DatabaseError) as exc:
         # A PostgreSQL server's messages never quote a password; masked all the same, as every message here.

@@ -33,7 +33,7 @@ from kneepoint.app import wording as w
 from kneepoint.app.queries import Series
 from kneepoint.app.sharing.anonymize import Share, shared_warehouse
 from kneepoint.ingest import __version__, formats, units
-from kneepoint.ingest.warehouse import connect
+from kneepoint.ingest.warehouse import Location, connect, locate
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 SERIES_COLUMNS = Series._fields
@@ -75,23 +75,25 @@ class Report:
 
 
 def build_report(
-    db: str | os.PathLike[str],
+    db: str | os.PathLike[str] | Location,
     disks: Iterable[str] | None = None,
     anonymize: bool = False,
     marked: Sequence[str] = (),
     latency_target_ms: float = LATENCY_TARGET_MS,
 ) -> Report:
-    """The report of the chosen disks (every disk when none), anonymized on request."""
+    """The report of the chosen disks (every disk when none), anonymized on request; `db` a DuckDB file or a
+    PostgreSQL warehouse."""
+    db = locate(db)
     with shared_warehouse(db, disks, anonymize, marked) as share:
         return render(share, latency_target_ms=latency_target_ms, colors=app_colors(db, share))
 
 
-def app_colors(db: str | os.PathLike[str], share: Share) -> dict[str, str] | None:
+def app_colors(db: str | os.PathLike[str] | Location, share: Share) -> dict[str, str] | None:
     """The colours the app gives the shared disks (from every disk of the user's warehouse), so a disk looks the
     same in the report as on the pages. None for an anonymized share: its pseudonyms get colours of their own."""
     if share.anonymized:
         return None
-    colors = charts.disk_colors(queries.all_disk_keys(Path(db)))
+    colors = charts.disk_colors(queries.all_disk_keys(locate(db)))
     return {k: colors[k] for k in share.disk_keys if k in colors}
 
 
@@ -113,7 +115,7 @@ def render(
 # -- data ---------------------------------------------------------------------------------------------------
 
 
-def _read(db: Path, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
+def _read(db: Location, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
     con = connect(db)
     try:
         return pl.from_arrow(con.sql(sql, params=list(params)).to_arrow_table())
@@ -129,7 +131,7 @@ def _sorted_unique(col: str) -> pl.Expr:
     return pl.col(col).drop_nulls().unique().sort()
 
 
-def collect(db: Path, disk_keys: Sequence[str], latency_target_ms: float = LATENCY_TARGET_MS) -> dict[str, Any]:
+def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = LATENCY_TARGET_MS) -> dict[str, Any]:
     """Everything the report shows, read from the marts (and the raw layer for the tools' own lines)."""
     keys = list(disk_keys)
     tables = queries.tables(db)
@@ -297,16 +299,18 @@ def _summary(
     return out
 
 
-def _tool_lines(db: Path, keys: list[str]) -> pl.DataFrame:
-    """The tools' own lines per file (Test/OS/Profile, command lines, job options), values per key in the order
-    the tool printed them. Keys that are results rather than conditions (the registry's result keys: DiskSpd's
-    per-direction and CPU figures, latency tables, printed throughput) are left out: the tables give them."""
-    # raw_run_metadata keeps the printed order only as its insertion order (rowid): it has no ordinal column.
+def _tool_lines(db: Location, keys: list[str]) -> pl.DataFrame:
+    """The tools' own lines per file (Test/OS/Profile, command lines, job options), keys in alphabetical order,
+    values sorted. Keys that are results rather than conditions (the registry's result keys: DiskSpd's
+    per-direction and CPU figures, latency tables, printed throughput) are left out: the tables give them.
+
+    Not in the order the tool printed them: raw_run_metadata has no ordinal column, and only DuckDB keeps the
+    insertion order (rowid); PostgreSQL's row addresses do not follow it (COPY fills free space in earlier pages),
+    so the same warehouse on either engine would list a file's lines differently."""
     meta = _read(
         db,
         f"""
-        SELECT f.disk_key, d.file_name, d.format, d.tool_version, d.io_runs, m.key, m.run_index, m.value,
-               m.rowid AS row_order
+        SELECT f.disk_key, d.file_name, d.format, d.tool_version, d.io_runs, m.key, m.run_index, m.value
         FROM raw_run_metadata m
         JOIN (SELECT DISTINCT file_id, disk_key FROM fct_io_results WHERE {_in_keys(keys)}) f ON f.file_id = m.file_id
         JOIN dim_files d ON d.file_id = m.file_id
@@ -325,16 +329,15 @@ def _tool_lines(db: Path, keys: list[str]) -> pl.DataFrame:
         .agg(
             pl.col("run_index").n_unique().alias("runs"),
             pl.col("value").unique().sort().alias("values"),
-            pl.col("row_order").min().alias("first_row"),
         )
-        .sort("disk_key", "file_name", "first_row")
+        .sort("disk_key", "file_name", "key")
     )
 
 
 # -- charts -------------------------------------------------------------------------------------------------
 
 
-def report_charts(db: Path, data: dict[str, Any]) -> list[ReportChart]:
+def report_charts(db: Location, data: dict[str, Any]) -> list[ReportChart]:
     """The report's charts, workload by workload: IOPS (random workloads) or throughput (sequential ones; within
     one workload the other is the same curve times the block size), mean and p99 latency against outstanding I/O,
     the hockey stick, and latency percentiles at the loads mart_percentile_loads picks (the lowest, the
@@ -407,7 +410,7 @@ def report_charts(db: Path, data: dict[str, Any]) -> list[ReportChart]:
     return out
 
 
-def _statement_curves(db: Path, data: dict[str, Any]) -> list[tuple[str, Series]]:
+def _statement_curves(db: Location, data: dict[str, Any]) -> list[tuple[str, Series]]:
     """Per disk with SQL statements and benchmark results: the read workload its statements are placed on (the
     read series measured at the most loads; SQL Server reads 8 KiB pages and read-ahead runs)."""
     statements = data["statements"]

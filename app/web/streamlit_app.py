@@ -12,13 +12,14 @@ from kneepoint.app import queries
 from kneepoint.app.web import uploads
 from kneepoint.app.web.uploads import md_literal
 from kneepoint.ingest.build import models_behind
-from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
+from kneepoint.ingest.warehouse import Location, exists
 
 
 @st.cache_resource
-def _checked() -> dict[Path, tuple[float, float]]:
-    """The file version each warehouse was last checked at (kept across reruns and sessions of this process): a
-    page load checks again only after the file changed."""
+def _checked() -> dict[Location, tuple[float, float]]:
+    """The version each warehouse (a DuckDB file, a PostgreSQL database) was last checked at (kept across reruns
+    and sessions of this process): a page load checks again only after the warehouse changed."""
     return {}
 
 
@@ -27,7 +28,7 @@ def catch_up() -> None:
     --no-build`) is completed before a page reads, so no page shows models behind the stored files."""
     db = queries.current_db()
     version = queries.data_version(db)
-    if not db.exists() or _checked().get(db) == version:
+    if not exists(db) or _checked().get(db) == version:
         return
     try:
         with uploads.holding_warehouse(db, wait_s=0) as con:
@@ -38,6 +39,8 @@ def catch_up() -> None:
                     st.error("The model build failed: " + md_literal("; ".join(result.failures)))
     except WarehouseBusy:
         return  # another process is changing the warehouse: it builds, and the page says busy if it must wait
+    except ReadOnlyWarehouse:
+        return  # an account that may only read: the pages show the models as they are; a writer's build updates them
     _checked()[db] = queries.data_version(db)
 
 

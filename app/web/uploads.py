@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-import duckdb
-
 from kneepoint.ingest import formats
 from kneepoint.ingest.build import BuildResult, build_models
 from kneepoint.ingest.errors import ParseError
@@ -25,7 +23,7 @@ from kneepoint.ingest.labels import check_labels
 from kneepoint.ingest.load import FileOutcome, IngestReport, ingest_inputs
 from kneepoint.ingest.records import IoRecord
 from kneepoint.ingest.sources import InputError, InputFile, Limits, iter_upload
-from kneepoint.ingest.warehouse import connect
+from kneepoint.ingest.warehouse import Connection, Location, connect
 
 T = TypeVar("T")
 
@@ -153,7 +151,7 @@ class StoreOutcome:
 
 
 def store_previews(
-    db: str | os.PathLike[str],
+    db: Location,
     previews: Iterable[Preview],
     disk: str,
     host: str | None,
@@ -193,10 +191,11 @@ def serialized(fn: Callable[..., T], *args: object) -> T:
 
 
 @contextmanager
-def holding_warehouse(db: str | os.PathLike[str], wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def holding_warehouse(db: Location, wait_s: float | None = None) -> Iterator[Connection]:
     """Keep the warehouse's write lock for a whole change (store, then build). Inside one process DuckDB shares
     the open database with every other connection to it (the loader's, dbt's), so they work while this one keeps
-    other processes out; dbt itself does not wait for a lock, it fails at once."""
+    other processes out; dbt itself does not wait for a lock, it fails at once. On PostgreSQL it is a connection
+    like any other: writers share the server, and builds exclude each other by advisory locks (ingest/build.py)."""
     with _OPEN_LOCK:
         con = connect(db, wait_s=wait_s)
     try:
@@ -206,7 +205,7 @@ def holding_warehouse(db: str | os.PathLike[str], wait_s: float | None = None) -
             con.close()
 
 
-def rebuild(db: str | os.PathLike[str], progress: Callable[[str], None] | None = None) -> BuildResult:
+def rebuild(db: Location, progress: Callable[[str], None] | None = None) -> BuildResult:
     """Bring the models up to date after a committed change. Sessions storing at once share builds: a build
     covers every change committed before it started, so a session whose change an earlier build covered finds
     nothing left to build (ingest/build.py)."""

@@ -15,7 +15,7 @@ from kneepoint.app import queries
 from kneepoint.app import wording as w
 from kneepoint.app.web import state, ui, uploads
 from kneepoint.app.web.uploads import md_literal
-from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
 from kneepoint.ingest.warehouse import delete_file, relabel_file
 
 st.title("Stored files")
@@ -112,6 +112,10 @@ action = st.segmented_control(
 )
 if not file_id:
     st.stop()
+if action in ("Relabel", "Delete") and not _read(queries.can_write):
+    # An account that may only read (a PostgreSQL role granted SELECT): said here, not after a failed change.
+    st.warning(md_literal(w.capital(w.read_only(queries.warehouse_label()))) + ".", icon=":material/lock:")
+    st.stop()
 row = files.filter(pl.col("file_id") == file_id).row(0, named=True)
 has_bytes = bool(row["original_bytes"])
 
@@ -124,6 +128,8 @@ def _change(action: str, fn, deleted: bool = False) -> None:
         with st.spinner(md_literal(f"{action} and rebuilding the models…")), uploads.holding_warehouse(db) as con:
             fn(con)
             result = uploads.rebuild(db)
+    except ReadOnlyWarehouse:
+        st.session_state["data_notice"] = ("error", f"{action} failed: {w.read_only(queries.warehouse_label())}.")
     except (WarehouseBusy, ValueError, KeyError) as exc:
         st.session_state["data_notice"] = ("error", f"{action} failed: {exc}")
     else:

@@ -19,7 +19,7 @@ from kneepoint.app import wording as w
 from kneepoint.app.web import state, uploads
 from kneepoint.app.web.uploads import md_literal
 from kneepoint.ingest import formats
-from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
 from kneepoint.ingest.labels import LabelError
 from kneepoint.ingest.sources import Limits, MiB
 
@@ -34,6 +34,10 @@ st.write(
     + " output. Drop several files or a .zip at once: the format of each file is detected from its content, and a "
     "file that cannot be read never blocks the others."
 )
+# An account that may only read (a PostgreSQL role granted SELECT): said before anything is chosen, Store disabled.
+writable = uploads.serialized(queries.can_write)
+if not writable:
+    st.warning(md_literal(w.capital(w.read_only(queries.warehouse_label()))) + ".", icon=":material/lock:")
 if st.session_state.pop("upload_clear_labels", False):
     # The last batch was stored: the next one starts with empty labels instead of inheriting them.
     for key in LABEL_KEYS:
@@ -147,8 +151,8 @@ if previews:
     if warned:
         with st.expander(f"Warnings ({sum(len(p.warnings) for p in warned)})"):
             for p in warned:
-                for w in p.warnings:
-                    st.warning(md_literal(f"{p.name}: {w}"))
+                for warning in p.warnings:
+                    st.warning(md_literal(f"{p.name}: {warning}"))
 
 readable = [p for p in previews if p.ok]
 version = queries.data_version()
@@ -210,7 +214,7 @@ n = len(readable)
 clicked = st.button(
     f"Store {n} file{'s' if n != 1 else ''} and rebuild" if n else "Store and rebuild",
     type="primary",
-    disabled=not files,
+    disabled=not files or not writable,
 )
 
 if clicked:
@@ -254,6 +258,11 @@ if clicked:
                 status.update(label="Not stored: a label is too long", state="error")
                 bar.empty()
                 st.error(md_literal(str(exc)) + "\n\nNothing was stored. Shorten it and press **Store** again.")
+                st.stop()
+            except ReadOnlyWarehouse:
+                status.update(label="Not stored: this account may only read the warehouse", state="error")
+                bar.empty()
+                st.error(md_literal(w.capital(w.read_only(queries.warehouse_label()))) + ". Nothing was stored.")
                 st.stop()
             except WarehouseBusy as exc:
                 status.update(label="Not stored: the warehouse is busy", state="error")
