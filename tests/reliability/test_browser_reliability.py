@@ -337,7 +337,9 @@ def test_hostile_labels_and_names_are_text_on_every_page_and_in_the_report(page,
             "dir": saturated["direction"],
         }
     )
-    first_file = queries.stored_files(db)["file_id"][0]
+    # a file stored with the CLI's hostile labels: the Stored files page shows its notes once it is chosen
+    stored = queries.stored_files(db)
+    first_file = stored.filter(stored["notes"] == labels["notes"])["file_id"][0]
     visits = {
         "curves": (f"/?{series}", ".js-plotly-plot .legend"),
         "compare": (f"/compare?disk={quote_plus(key)}", None),
@@ -362,7 +364,7 @@ def test_hostile_labels_and_names_are_text_on_every_page_and_in_the_report(page,
     page.wait_for_selector(".js-plotly-plot .legend", timeout=120_000)
     assert HTML_PAYLOAD in page.locator(".js-plotly-plot .legend").first.text_content()  # as text
     screenshot(page, "reliability-hostile-curves")
-    page.goto(app.url + "/data")
+    page.goto(app.url + f"/data?file={first_file}")
     wait_idle(page)
     page.get_by_text(as_streamlit_shows(labels["notes"].splitlines()[0])).first.wait_for(timeout=60_000)
 
