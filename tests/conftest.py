@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.browsing import app_server, browser, page  # noqa: F401 - one browser for every folder
-from tests.postgres import pg_db, pg_url, postgres_admin  # noqa: F401 - one PostgreSQL server for every folder
 from tests.helpers import SAMPLE
+from tests.postgres import pg_db, pg_url, postgres_admin  # noqa: F401 - one PostgreSQL server for every folder
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from kneepoint.app import charts
+from kneepoint.app import wording as w
 from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.report import build_report
 from kneepoint.ingest import __version__
@@ -135,7 +136,7 @@ def test_conditions_checks_and_provenance(html: str, source: Path):
         runs = con.execute("SELECT count(*) FROM fct_io_results").fetchone()[0]
     finally:
         con.close()
-    assert f"{checked} run(s) checked,\n    {flagged} flagged" in checks
+    assert f"{w.plural(checked, 'run')} checked,\n    {flagged} flagged" in checks
     # sample_data/diskspd/synthetic-ss-stripe-mixed-8k.xml: six 70/30 runs, a read and a write row each
     assert checked == checked_rows - 6
     assert "1 MiB/s = 1,048,576 bytes/s" in checks and "1 MB/s = 1,000,000 bytes/s" in checks

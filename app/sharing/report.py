@@ -563,7 +563,9 @@ def _conditions(data: dict[str, Any]) -> list[dict[str, Any]]:
             numeric={1},
         )
         inf = inferred.filter(pl.col("disk_key") == disk)
-        inferred_text = [f"{r['tool']}: {r['key']} in {r['records']} record(s)" for r in inf.iter_rows(named=True)]
+        inferred_text = [
+            f"{r['tool']}: {r['key']} in {w.plural(r['records'], 'record')}" for r in inf.iter_rows(named=True)
+        ]
         files = []
         per_disk = lines.filter(pl.col("disk_key") == disk)
         for (file_name,), group in per_disk.group_by("file_name", maintain_order=True):
@@ -855,6 +857,7 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["plural"] = w.plural  # {{ n|plural("run") }}: '1 run', '2 runs'
     env.filters["script_json"] = lambda v: jinja2.utils.markupsafe.Markup(_script_json(v))
     return env
 

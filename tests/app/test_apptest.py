@@ -162,7 +162,7 @@ def test_upload_previews_then_stores_and_links_to_the_curves(warehouse):
     at.button[0].click().run()
     assert not at.exception
     # the bad file did not block the good one
-    assert any("Added 8 run(s) for disk **Premium P10**" in s.value for s in at.success)
+    assert any("Added 8 runs for disk **Premium P10** from 1 file." in s.value for s in at.success)
     link = at.get("page_link")[0].proto
     assert link.label == "See the curves of Premium P10"
     assert "disk=Premium+P10" in link.query_string or "disk=Premium%20P10" in link.query_string

@@ -36,7 +36,7 @@ from tests.reliability.test_crash_safety import rows_per_file
 pytestmark = pytest.mark.browser
 
 STORE_BUTTON = re.compile(r"^Store \d+ files? and rebuild")
-ADDED = re.compile(r"Added \d+ run\(s\) for disk")
+ADDED = re.compile(r"Added [\d,]+ runs? for disk")
 BUSY = re.compile(r"warehouse busy: .* is held by process \d+ ")
 # One file per session, each a different tool's output (distinct bytes from any other test's copies).
 SESSION_FILES = [
@@ -224,7 +224,7 @@ def test_four_browser_sessions_uploading_at_once_all_land(start_app, browser, tm
     runner.join(timeout=600)
     assert len(texts) == len(paths), "the four sessions did not finish (see the output above)"
     for disk, text in zip(disks, texts, strict=True):
-        assert f"for disk {as_streamlit_shows(disk)} from 1 file(s)" in text, text
+        assert f"for disk {as_streamlit_shows(disk)} from 1 file." in text, text
 
     stored, contents, hashes = rows_per_file(app.db)
     assert stored == expected_by_file_id(paths)  # each upload whole, nothing else
@@ -288,7 +288,7 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     assert refused.returncode == 1 and out == "", out + err
     assert err.splitlines()[-1].startswith(f"kneepoint: warehouse busy: {app.db} is held by process {app.pid} ("), err
     page.get_by_text(ADDED).first.wait_for(timeout=900_000)
-    assert "for disk app disk from 1 file(s)" in page.get_by_text(ADDED).first.inner_text()
+    assert "for disk app disk from 1 file." in page.get_by_text(ADDED).first.inner_text()
     out, err = waiting.communicate(timeout=1800)
     assert waiting.returncode == 0 and "3 file(s) added" in out, err
 

@@ -62,7 +62,7 @@ def _show_result(result: dict) -> None:
     if result["added"]:
         runs = sum(r for _, r in result["added"])
         key = md_literal(result["key"])
-        st.success(f"Added {runs} run(s) for disk **{key}** from {len(result['added'])} file(s).")
+        st.success(f"Added {w.plural(runs, 'run')} for disk **{key}** from {w.plural(len(result['added']), 'file')}.")
         if result["benchmarks"]:
             st.page_link(
                 "views/curves.py",
@@ -223,7 +223,7 @@ if clicked:
     elif not readable:
         st.error("None of these files can be read; nothing to store.")
     else:
-        with st.status(f"Storing {n} file(s)…", expanded=True) as status:
+        with st.status(f"Storing {w.plural(n, 'file')}…", expanded=True) as status:
             bar = st.progress(0.0, text="Storing")
             done: list[int] = [0]
 
@@ -277,7 +277,9 @@ if clicked:
             elif not outcome.added:
                 status.update(label="Nothing new stored", state="error" if outcome.errors else "complete")
             else:
-                status.update(label=f"{len(outcome.added)} file(s) stored; models up to date", state="complete")
+                status.update(
+                    label=f"{w.plural(len(outcome.added), 'file')} stored; models up to date", state="complete"
+                )
         stored_names = {o.name for o in outcome.added}
         st.session_state["upload_result"] = {
             "key": queries.disk_key(disk, host),
