@@ -51,15 +51,20 @@ def chains(out_dir: Path, sizes: list[int], fio_file: Path) -> list[list[Spec]]:
     return chains
 
 
+def new_fio_file(fio_file: Path, path: Path, name: str) -> Path:
+    """A new file at `path`: the fio result `fio_file` with `name` in its job names (its own bytes, its own
+    sha256), so that every run stores a file."""
+    doc = json.loads(fio_file.read_text())
+    for job in doc["jobs"]:
+        job["jobname"] = f"{job['jobname']}-{name}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
 def _ingest(db: Path, fio_file: Path, folder: Path):
     def cmd(run: int) -> list[str]:
-        # A new file every run: the same fio result with another job name (its own bytes, its own sha256).
-        doc = json.loads(fio_file.read_text())
-        for job in doc["jobs"]:
-            job["jobname"] = f"{job['jobname']}-bench-{run}"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"run-{run}.json"
-        path.write_text(json.dumps(doc, indent=1))
+        path = new_fio_file(fio_file, folder / f"run-{run}.json", f"bench-{run}")
         return [KNEEPOINT, "--db", str(db), "ingest", str(path), "--disk", "bench changes"]
 
     return cmd

@@ -548,6 +548,64 @@ class BenchSpec:
     layout: Callable[[int], tuple[list[Item], list[Group], list[Disk]]] | None = None
 
 
+# The four workloads the newer tools' files sweep, in turn by seed: (pattern, operation, block size, read %).
+NEW_TOOL_WORKLOADS = (
+    ("random", "read", 4 * KIB, 100.0),
+    ("random", "mixed", 8 * KIB, 70.0),
+    ("sequential", "write", 128 * KIB, 0.0),
+    ("sequential", "read", MIB, 100.0),
+)
+
+
+def _new_tool_sweep(seed: int, disk: Disk, tool: str, threads: tuple[int, ...], depths: tuple[int, ...], **kw):
+    pattern, operation, bs, read_pct = NEW_TOOL_WORKLOADS[seed % len(NEW_TOOL_WORKLOADS)]
+    return sweep(disk.model, tool, pattern=pattern, operation=operation, block_size_bytes=bs, read_pct=read_pct,
+                 threads=threads, queue_depths=depths, duration_s=60.0, seed=seed, **kw)  # fmt: skip
+
+
+def _vdbench_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import vdbench
+
+    disk = pool[p["disk"]]
+    # vdbench's threads are its outstanding I/Os (one each): a threads sweep, the console or the flatfile.
+    recs = _new_tool_sweep(seed, disk, "vdbench", (1, 2, 4, 8, 16, 32, 64, 128), (1,), throughput_unit="MiB/s")
+    layout = "flatfile" if seed % 2 else "console"
+    text = vdbench.write(recs, layout=layout, lun=f"/dev/{disk.device}", rd=f"rd{seed}")
+    return text.encode(), len({r.run_index for r in recs})
+
+
+def _elbencho_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import elbencho
+
+    disk = pool[p["disk"]]
+    recs = _new_tool_sweep(seed, disk, "elbencho", (1, 4, 16), (1, 4, 16, 64), throughput_unit="MiB/s",
+                           latency_unit="us")  # fmt: skip
+    text = elbencho.write(recs, path=f"/dev/{disk.device}", csv_file=seed % 2 == 1)
+    return text.encode(), len([r for r in recs if r.direction != "total"])
+
+
+def _iometer_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import iometer
+
+    disk = pool[p["disk"]]
+    recs = _new_tool_sweep(seed, disk, "iometer", (1, 4), (1, 2, 4, 8, 16, 32, 64), throughput_unit="MiB/s")
+    text = iometer.write(recs, manager=disk.host.upper(), target=f"{disk.drive}")
+    return text.encode(), len(recs) + sum(1 for r in recs if r.direction == "write" and r.operation == "mixed")
+
+
+def _amorphous_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import amorphousdiskmark
+
+    disk = pool[p["disk"]]
+    recs = []
+    for k, (pattern, bs, depths) in enumerate((("sequential", MIB, (8, 1)), ("random", 4 * KIB, (64, 1)))):
+        for operation in ("read", "write"):
+            recs += sweep(disk.model, "amorphousdiskmark", pattern=pattern, operation=operation, block_size_bytes=bs,
+                          queue_depths=depths, seed=seed * 4 + k, throughput_unit="MB/s")  # fmt: skip
+    text = amorphousdiskmark.write(recs, volume=f"{disk.label}", device=disk.kind)
+    return text.encode(), len(recs)
+
+
 # One entry per format of the registry. The issue fixes the counts of fio, SQLIO, CrystalDiskMark and STATISTICS
 # IO/TIME; the other formats get counts of the same order, so every parser is measured on a corpus of its own.
 SPECS: dict[str, BenchSpec] = {
@@ -561,6 +619,10 @@ SPECS: dict[str, BenchSpec] = {
     "diskspd_xml": BenchSpec(500, 2, _diskspd_file, 10, lambda d, n: f"diskspd-{n:03d}.xml"),
     "fio_text": BenchSpec(1_000, 4, _fio_text_file, 20, lambda d, n: f"fio-sweep-{n:03d}.txt"),
     "fio_terse": BenchSpec(1_000, 2, _fio_terse_file, 20, lambda d, n: f"fio-minimal-{n:03d}.txt"),
+    "vdbench": BenchSpec(500, 2, _vdbench_file, 10, lambda d, n: f"vdbench-{n:03d}.{'html' if n % 2 else 'txt'}"),
+    "elbencho": BenchSpec(1_000, 2, _elbencho_file, 20, lambda d, n: f"elbencho-{n:03d}.{'csv' if n % 2 else 'txt'}"),
+    "iometer": BenchSpec(500, 2, _iometer_file, 10, lambda d, n: f"iometer-results-{n:03d}.csv"),
+    "amorphousdiskmark": BenchSpec(2_000, 2, _amorphous_file, 50, lambda d, n: f"AmorphousDiskMark-{n:03d}.txt"),
 }
 
 

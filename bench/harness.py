@@ -34,7 +34,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
 FIOPLOT_VENV = BENCH_DIR / ".venv-fioplot"
 FIOPLOT_REQUIREMENT = "fio-plot==1.1.21"  # pinned: the anchor is one version of fio-plot's loader
-STAGES = ("parse", "anchors", "ingest", "rows", "changes")
+STAGES = ("parse", "anchors", "ingest", "rows", "changes", "team", "app")
 ROW_SIZES = {"full": [1_000_000, 10_000_000], "tiny": [20_000]}
 # The product's ingest in one process and with a pool of two parsing processes (the targets' 2 cores).
 INGEST_WORKERS = (1, 2)
@@ -376,7 +376,14 @@ def run(
         f: {"files": s.files, "bytes": s.bytes, "records_written": s.records_written, "skipped": s.skipped}
         for f, s in corpus.formats.items()
     }
+    srv = None
+    if "team" in stages:
+        from bench import team
+
+        srv = team.server(log)
     h = Harness(out_dir, runs, warmup, log, concurrency)
+    if srv is not None and srv.password:
+        h.env["PGPASSWORD"] = srv.password  # the children's only: never a command line or a results file
     chains: list[list[Spec]] = []
     if "parse" in stages:
         chains += _parse(corpus)
@@ -393,14 +400,29 @@ def run(
 
         sample = PROJECT_ROOT / "sample_data" / "fio" / "randread-4k-jobs1.json"
         chains += changes.chains(out_dir, changes.SIZES[size], sample)
+    if "app" in stages:
+        from bench import app
+
+        if app.available():
+            h.notes.append(app.available())
+        else:
+            chains += app.chains(out_dir)
+    if srv is not None:
+        chains += team.chains(size, out_dir, srv, PROJECT_ROOT / "sample_data" / "fio" / "randread-4k-jobs1.json")
+        if srv.why_not:
+            h.notes.append(srv.why_not)
     if concurrency > 1:  # the longest chains (rows, then ingest) first, so that concurrent ones end together
         chains.sort(
             key=lambda chain: (
-                not chain[0].name.startswith(("rows.", "changes.")),
+                not chain[0].name.startswith(("rows.", "changes.", "team.", "app.")),
                 not chain[0].name.startswith("ingest."),
             )
         )
-    h.measure(chains)
+    try:
+        h.measure(chains)
+    finally:
+        if srv is not None:
+            srv.stop()
     for name, group in h.groups.items():
         error = group.runs[-1].result.get("error") if group.runs else None
         if name.startswith("anchor.duckdb_") and error:
@@ -599,6 +621,12 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
                     "last_output": g["result"].get("output_tail"),
                 }
     out["anchors"] = _anchor_summary(m)
+    from bench import team
+
+    out["team"] = team.summarize(m)
+    from bench import app
+
+    out["app"] = app.summarize(m)
     return out
 
 
@@ -746,6 +774,12 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 b["wall_s"] <= before,
             )
     _change_targets(s.get("changes", {}), add)
+    from bench import team
+
+    team.targets(s.get("team", {}), add)
+    from bench import app
+
+    app.targets(s.get("app", {}), add)
     if "curve" in one_m:
         worst = max(one_m["curve"]["one_disk_ms"], one_m["curve"]["five_disks_ms"])
         add("curve query at 1M fact rows (warm, 1 and 5 disks)", "< 200 ms", f"{worst} ms", worst < 200)

@@ -18,7 +18,10 @@ import os
 import time
 from pathlib import Path
 
-from kneepoint.ingest.warehouse import connect
+import pyarrow as pa
+
+from kneepoint.ingest import schema
+from kneepoint.ingest.warehouse import Location, connect, insert_rows, is_postgres, transaction
 
 RUNS_PER_FILE = 48  # threads 1..32 (6) x queue depth 1..128 (8)
 SERIES_PER_DISK = 8  # random/sequential x read/write x 4 KiB/64 KiB
@@ -167,6 +170,37 @@ FROM (
 )
 WHERE share > 0;
 """
+
+
+def make_rows(where: Location, fact_rows: int, scratch: Path) -> dict[str, object]:
+    """make_rows_db into a DuckDB file, or for a PostgreSQL warehouse (a new, empty database) made in a DuckDB file
+    under `scratch` and copied over table by table (the SQL above is DuckDB's)."""
+    if not is_postgres(where):
+        return make_rows_db(Path(where), fact_rows)
+    started = time.perf_counter()
+    made = make_rows_db(scratch, fact_rows)
+    copy_raw_layer(scratch, where)
+    scratch.unlink()
+    return {**made, "seconds": round(time.perf_counter() - started, 2)}
+
+
+def copy_raw_layer(source: Path, target: Location, batch_rows: int = 200_000) -> None:
+    """Every raw table and the change log of the DuckDB warehouse `source` into the empty warehouse `target`, in
+    one transaction, in batches of Arrow rows; the change sequence continues after the copied changes."""
+    src = connect(source, read_only=True)
+    con = connect(target)
+    try:
+        with transaction(con):
+            for table in (*reversed(schema.RAW_TABLES), schema.RAW_FILE_CHANGES.name):
+                columns = ", ".join(schema.TABLES[table].column_names)
+                for batch in src.sql(f"SELECT {columns} FROM {table}").to_arrow_reader(batch_rows):
+                    insert_rows(con, table, pa.Table.from_batches([batch]))
+            (last,) = src.execute("SELECT coalesce(max(change_seq), 0) FROM raw_file_changes").fetchone()
+            if last:
+                con.execute(f"SELECT setval('{schema.CHANGE_SEQUENCE}', ?)", [last])
+    finally:
+        src.close()
+        con.close()
 
 
 def make_rows_db(path: Path, fact_rows: int) -> dict[str, object]:

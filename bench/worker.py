@@ -313,6 +313,30 @@ def job_prepare_changes(args: Result) -> Result:
     return {"stages": {"prepare_s": _clock() - t0}}
 
 
+def job_app_prepare(args: Result) -> Result:
+    from bench.app import job_prepare
+
+    return job_prepare(args)
+
+
+def job_app_store_chart(args: Result) -> Result:
+    from bench.app import job_store_chart
+
+    return job_store_chart(args)
+
+
+def job_team_prepare(args: Result) -> Result:
+    from bench.team import job_prepare
+
+    return job_prepare(args)
+
+
+def job_team_uploaders(args: Result) -> Result:
+    from bench.team import job_uploaders
+
+    return job_uploaders(args)
+
+
 JOBS: dict[str, Callable[[Result], Result]] = {
     "prepare_changes": job_prepare_changes,
     "parse": job_parse,
@@ -322,6 +346,10 @@ JOBS: dict[str, Callable[[Result], Result]] = {
     "build": job_build,
     "make_rows": job_make_rows,
     "curve": job_curve,
+    "app_prepare": job_app_prepare,
+    "app_store_chart": job_app_store_chart,
+    "team_prepare": job_team_prepare,
+    "team_uploaders": job_team_uploaders,
 }
 
 

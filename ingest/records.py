@@ -8,6 +8,7 @@ names, converted with the same factor table the macros use (`ingest.units`).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -116,7 +117,10 @@ class QueryIoRecord:
 
 @dataclass(slots=True)
 class QueryTimeRecord:
-    """One `SQL Server parse and compile time` or `SQL Server Execution Times` block."""
+    """One `SQL Server parse and compile time` or `SQL Server Execution Times` block.
+
+    `error_number`: the statement failed with this SQL Server error (`Msg 207, Level 16, ...`), set on each of its
+    blocks. A failed statement that printed no time block of its own gets one execution record without times."""
 
     statement_index: int
     source_line: int
@@ -126,6 +130,7 @@ class QueryTimeRecord:
     tool: str = "sqlserver"
     tool_version: str | None = None
     language: str | None = None
+    error_number: int | None = None
     record: str = "query_time"
 
     def to_normalized(self) -> dict[str, Any]:
@@ -142,16 +147,32 @@ Record = IoRecord | QueryIoRecord | QueryTimeRecord
 
 class ParsedRecords(list):  # type: ignore[type-arg]
     """What a parser's parse() may return instead of a plain list: its records, and warnings about the lines it could
-    not read while it kept the rest of the file (each `line N: what was wrong`), which reach ParsedFile.warnings."""
+    not read while it kept the rest of the file (each `line N: what was wrong`), which reach ParsedFile.warnings.
+    Equal to the plain list of its records. The one type of records with warnings: every format returns this one."""
 
-    def __init__(self, records: list[Record] | None = None, warnings: list[str] | None = None) -> None:
-        super().__init__(records or [])
-        self.warnings: list[str] = list(warnings or [])
+    def __init__(self, records: Iterable[Record] | None = None, warnings: Iterable[str] | None = None) -> None:
+        super().__init__(records or ())
+        self.warnings: list[str] = list(warnings or ())
+
+
+# Warnings one parse keeps, at most: a file of damaged lines says so once per line up to this many, then once that
+# more follow.
+MAX_WARNINGS = 100
+MORE_WARNINGS = "more damaged lines follow; only the first ones are listed"
 
 
 def line_warning(line: int, what: str) -> str:
     """A warning about one line of the input, as ParsedFile.warnings holds them."""
     return f"line {line}: {what}"
+
+
+def add_line_warning(warnings: list[str], line: int, what: str) -> None:
+    """Append line_warning(line, what) to a parse's `warnings`, up to MAX_WARNINGS of them; past that, once, the
+    note that more follow."""
+    if len(warnings) < MAX_WARNINGS:
+        warnings.append(line_warning(line, what))
+    elif len(warnings) == MAX_WARNINGS:
+        warnings.append(MORE_WARNINGS)
 
 
 @dataclass(slots=True)

@@ -95,17 +95,27 @@
     {%- do return(none) -%}
 {%- endmacro %}
 
-{#- A row a test reads: one of a file or series this build changed, or any row when the build tests them all.
-    Read from the build's own tables, which exist before any model: a test may run before int_changed_files. -#}
+{#- A row a test reads: one of a file or series this build changed, or any row when the build tests them all. The
+    scope is read when the test runs (not a subquery in the test: an OR over a subquery keeps PostgreSQL's planner
+    from joining, and a test over every row then took minutes). Read from the build's own tables, which exist
+    before any model: a test may run before int_changed_files. -#}
 {% macro in_test_scope(key) -%}
-    {%- set window = build_relation('kneepoint_build_window') -%}
-    {%- if key == 'file_id' -%}
-        {%- set changed = 'file_id in (select c.file_id from ' ~ build_relation('raw_file_changes') ~ ' as c, '
-            ~ window ~ ' as w where c.change_seq > w.from_seq and c.change_seq <= w.to_seq)' -%}
+    {%- if execute and test_scope() == 'all' -%}
+        true
+    {%- elif key == 'file_id' -%}
+        file_id in (
+            select c.file_id
+            from {{ build_relation('raw_file_changes') }} as c, {{ build_relation('kneepoint_build_window') }} as w
+            where c.change_seq > w.from_seq and c.change_seq <= w.to_seq
+        )
     {%- else -%}
-        {%- set changed = 'series_id in (select series_id from ' ~ build_relation('kneepoint_changed_series') ~ ')' -%}
+        series_id in (select series_id from {{ build_relation('kneepoint_changed_series') }})
     {%- endif -%}
-    ((select test_scope from {{ window }}) = 'all' or {{ changed }})
+{%- endmacro %}
+
+{% macro test_scope() -%}
+    {%- set found = run_query('select test_scope from ' ~ build_relation('kneepoint_build_window')) -%}
+    {{ return(found.columns[0].values()[0] if found.rows | length else 'changed') }}
 {%- endmacro %}
 
 {% macro build_relation(name) -%}

@@ -96,3 +96,23 @@
   {% set table = load_result('get_columns_in_relation').table %}
   {{ return(sql_convert_columns_in_relation(table)) }}
 {% endmacro %}
+
+{#- The model's statistics, right after it is made (dbt_project.yml's post-hook): PostgreSQL's planner reads them
+    for the next models and tests; DuckDB keeps its own as it writes. A view has none to gather. -#}
+{% macro kp_analyze() -%}
+    {{ return(adapter.dispatch('kp_analyze', 'kneepoint')()) }}
+{%- endmacro %}
+{% macro default__kp_analyze() -%}{%- endmacro %}
+{% macro postgres__kp_analyze() -%}
+    {%- if model.config.materialized in ('table', 'incremental') -%} analyze {{ this }} {%- endif -%}
+{%- endmacro %}
+
+
+{#- How many of `columns` (each prefixed with `prefix`) are not null, as an integer; 0 for none. -#}
+{% macro count_present(columns, prefix='') -%}
+    {%- set terms = [] -%}
+    {%- for column in columns -%}
+        {%- do terms.append('(case when ' ~ prefix ~ column ~ ' is not null then 1 else 0 end)') -%}
+    {%- endfor -%}
+    {{ terms | join(' + ') if terms else '0' }}
+{%- endmacro %}

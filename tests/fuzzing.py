@@ -28,19 +28,34 @@ ROOT = Path(__file__).resolve().parent.parent
 TIME_LIMIT_S = 5
 
 
+SEED_SUFFIXES = (".txt", ".json", ".xml", ".sql", ".csv", ".html")
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
 @cache
 def seeds(corpus: Path | None = None) -> list[tuple[str, bytes]]:
-    """Every corpus file, every sample file and every golden fixture's input: the inputs mutations start from."""
+    """Every corpus file, every sample file and every golden fixture that reads to records: the inputs mutations
+    start from."""
     out: list[tuple[str, bytes]] = []
     corpus = corpus or Path(os.environ.get("KNEEPOINT_CORPUS") or ROOT.parent / "shared" / "corpus")
-    for base in (corpus, ROOT / "sample_data", ROOT / "tests" / "fixtures"):
+    for base in (corpus, ROOT / "sample_data", FIXTURES):
         if base.is_dir():
             for p in sorted(base.rglob("*")):
                 if p.name == "labels.json":  # sample_data's label map, not a tool's output
                     continue
-                if p.is_file() and p.suffix.lower() in (".txt", ".json", ".xml", ".sql") and p.stat().st_size < 2e6:
+                if base == FIXTURES and not _fixture_reads(p):
+                    continue
+                if p.is_file() and p.suffix.lower() in SEED_SUFFIXES and p.stat().st_size < 2e6:
                     out.append((str(p.relative_to(base.parent)), p.read_bytes()))
     return out
+
+
+def _fixture_reads(path: Path) -> bool:
+    """A golden fixture (not an expectation, not one of the damaged inputs whose expectation is a ParseError)."""
+    if path.parent.name.startswith("_") or path.name.endswith(".jsonl") or path.name == "README.md":
+        return False
+    expected = path.with_name(path.name + ".jsonl")
+    return expected.is_file() and '"error"' not in expected.read_text("utf-8").split("\n", 1)[0]
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -158,15 +173,20 @@ def seed_formats() -> dict[str, str]:
     return out
 
 
-def run_chunk(args: tuple[int, int]) -> tuple[dict[str, int], list[tuple[str, int, str]]]:
-    seed, count = args
+def run_chunk(
+    args: tuple[int, int] | tuple[int, int, tuple[str, ...]],
+) -> tuple[dict[str, int], list[tuple[str, int, str]]]:
+    seed, count = args[0], args[1]
+    only = args[2] if len(args) > 2 else ()  # type: ignore[misc]
     pool = seeds()
     fmt_of = seed_formats()
+    # With formats named: mutations start from their seeds only (splices still take any seed).
+    starts = [s for s in pool if fmt_of[s[0]] in only] if only else pool
     rng = random.Random(seed)
     findings: list[tuple[str, int, str]] = []
     per_format: dict[str, int] = {}
     for i in range(count):
-        name, data = rng.choice(pool)
+        name, data = rng.choice(starts)
         per_format[fmt_of[name]] = per_format.get(fmt_of[name], 0) + 1
         sub_seed = seed * 1_000_003 + i
         mutated = mutate(random.Random(sub_seed), data, pool)
@@ -182,9 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--chunk", type=int, default=2_000)
+    ap.add_argument("--formats", default="", help="comma-separated formats whose seeds mutations start from")
     args = ap.parse_args(argv)
+    only = tuple(f for f in args.formats.split(",") if f)
     chunks = [
-        (args.seed + i, min(args.chunk, args.inputs - i * args.chunk))
+        (args.seed + i, min(args.chunk, args.inputs - i * args.chunk), only)
         for i in range((args.inputs + args.chunk - 1) // args.chunk)
     ]
     start = time.monotonic()

@@ -6,6 +6,8 @@ its parsing pool."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -14,16 +16,21 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import table
+from bench.app import available as app_unavailable
+from bench.app import sqlio_batch_log
 from bench.floor import measure
 from bench.generate import FULL_COUNTS, SPECS, TINY_COUNTS, counts, generate
 from bench.harness import INGEST_WORKERS, SATURATION_NODES, Harness, Spec, results_path, run
 from bench.memory import TreeMemory
 from bench.rows import RUNS_PER_FILE, SWEEPS_PER_SERIES
+from bench.team import ROWS as TEAM_ROWS
+from bench.team import UPLOADERS
 from kneepoint.ingest import formats
 
 # CrystalDiskMark prints a mixed test's read and write records as one [Mix] line, read back as one record.
 MERGES_RECORDS = {"crystaldiskmark"}
 ROWS = 20_000
+TEAM_MEASUREMENTS = ("prepare", "build", "ingest", "uploaders")
 
 
 @pytest.fixture(scope="module")
@@ -75,12 +82,61 @@ def test_every_stage_ran(results: dict) -> None:
     expected |= {"rows.20k.make", "rows.20k.build", "rows.20k.curve"}
     expected |= {"changes.1file.prepare", "changes.ingest.1file", "changes.20k.prepare"}
     expected |= {f"changes.{what}.20k" for what in ("ingest", "relabel", "delete")}
+    expected |= {f"team.{engine}.{what}" for engine in _team_engines() for what in TEAM_MEASUREMENTS}
+    if not app_unavailable():
+        expected |= {"app.prepare", "app.fio", "app.sqlio"}
     assert set(results["measurements"]) == expected
     for name, m in results["measurements"].items():
         assert m["runs_counted"] == 1, name
         run = m["runs"][0]
         assert run["wall_s"] > 0 and run["cpu_s"] > 0 and run["max_rss_mb"] > 0, name
         assert run["tree_peak_mb"] > 0, name  # sampled from /proc: Linux, as CI
+
+
+def _team_engines() -> set[str]:
+    """DuckDB always; PostgreSQL where a server can be had (CI: required)."""
+    from tests import postgres_server
+
+    have = any(os.environ.get(v) for v in ("KNEEPOINT_BENCH_POSTGRES", "KNEEPOINT_TEST_POSTGRES"))
+    if have or postgres_server.binaries() is not None or os.environ.get("KNEEPOINT_REQUIRE_POSTGRES") == "1":
+        return {"duckdb", "postgres"}
+    return {"duckdb"}
+
+
+def test_the_team_stage_measures_both_engines_side_by_side(results: dict) -> None:
+    team = results["summary"]["team"]
+    assert set(team) == _team_engines()
+    processes, folders, files = UPLOADERS["tiny"]
+    for engine, figures in team.items():
+        assert figures["build"]["wall_s"] > 0 and figures["build"]["slowest_nodes_s"], engine
+        assert figures["ingest"]["wall_s"] > 0, engine
+        uploads = figures["uploaders"]
+        assert (uploads["files"], uploads["processes"]) == (processes * folders * files, processes), engine
+        assert uploads["files_per_s"] > 0 and uploads["settle_build_s"] > 0, engine
+    made = results["measurements"]["team.duckdb.prepare"]["result"]["made"]["rows"]["raw_io_records"]
+    assert abs(made - TEAM_ROWS["tiny"]) < RUNS_PER_FILE
+    if "postgres" in team:
+        names = {t["target"] for t in results["targets"]}
+        assert "PostgreSQL full build (every model and test) against DuckDB's, same rows" in names
+        # The server's password never reaches the results: its URLs are written without one.
+        assert not re.search(r"postgres(ql)?://[^/@\s]*:[^@\s]*@", json.dumps(results))
+
+
+def test_the_app_stage_times_store_to_chart_in_a_browser(results: dict) -> None:
+    if app_unavailable():
+        pytest.skip(app_unavailable())
+    app = results["summary"]["app"]
+    assert set(app) == {"fio", "sqlio"}
+    for kind, figures in app.items():
+        assert 0 < figures["store_s"] < figures["store_to_chart_s"], kind
+        assert figures["chart_s"] > 0, kind
+    assert results["measurements"]["app.sqlio"]["result"]["file_bytes"] > 100_000
+
+
+def test_the_sqlio_log_of_the_app_stage_holds_200_runs() -> None:
+    from kneepoint.ingest.formats import parse_text
+
+    assert len(parse_text(sqlio_batch_log("count")).records) == 200
 
 
 def test_every_generated_format_parses_back(results: dict) -> None:

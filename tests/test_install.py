@@ -31,7 +31,9 @@ def _uv() -> str:
 def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path: Path) -> None:
     uv = _uv()
     dist = tmp_path / "dist"
-    subprocess.run([uv, "build", "--wheel", "-o", str(dist), "-q", str(ROOT)], check=True, cwd=ROOT, timeout=300)
+    # Through the sdist, as a release is built: the wheel comes from an unpacked sdist in a clean directory, so a
+    # stale setuptools build/ folder in the checkout can never put old modules into it.
+    subprocess.run([uv, "build", "-o", str(dist), "-q", str(ROOT)], check=True, cwd=ROOT, timeout=300)
     (wheel,) = dist.glob("kneepoint-*.whl")
     venv = tmp_path / "venv"
     subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True, timeout=120)

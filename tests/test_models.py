@@ -179,19 +179,20 @@ def run_rows(con: duckdb.DuckDBPyConnection, file_name: str, run_index: int) -> 
 
 def test_littles_law_sums_the_directions_of_a_diskspd_mixed_run(con):
     run = run_rows(con, "patricklang-containers-2.0.21-mibs-latency-readme.txt", 0)
-    assert set(run) == {"read", "write"}
+    assert set(run) == {"read", "write", "total"}  # the parser keeps DiskSpd's own Total IO row too
     # Line 37 `thread count: 8`, line 22 `number of outstanding I/O operations: 8`: 64 outstanding. The
-    # `total:` rows: Read IO (line 73) 24083.62 IOPS at 1.563 ms, Write IO (line 87) 24118.86 at 1.091 ms.
+    # `total:` rows: Read IO (line 73) 24083.62 IOPS at 1.563 ms, Write IO (line 87) 24118.86 at 1.091 ms,
+    # Total IO (line 59) 48202.48 at 1.327 ms: the run's figures are the Total IO row's.
     # The read row alone would give 0.59 and be flagged; the run as a whole keeps its 64 I/Os in flight.
-    expected = (24083.62 * 1.563 + 24118.86 * 1.091) / 1000 / 64
+    expected = 48202.48 * 1.327 / 1000 / 64
     for r in run.values():
         assert r["outstanding_io"] == 64
         assert r["littles_law_ratio"] == pytest.approx(expected)
         assert r["littles_law_ratio"] == pytest.approx(1, abs=0.01)
         assert r["littles_law_flag"] is False
-        assert r["run_iops"] == pytest.approx(24083.62 + 24118.86)
-    # DiskSpd's own Total IO row (line 59): 48202.48 IOPS at 1.327 ms, the same run within its rounding.
-    assert run["read"]["run_iops"] == pytest.approx(48202.48, abs=0.02)
+        assert r["run_iops"] == pytest.approx(48202.48)
+    # The sum of the two directions: the same run within DiskSpd's rounding.
+    assert run["read"]["run_iops"] == pytest.approx(24083.62 + 24118.86, abs=0.02)
     assert run["read"]["run_latency_avg_ms"] == pytest.approx(1.327, abs=0.001)
 
 
@@ -353,10 +354,31 @@ def test_lob_reads_are_kept_apart_and_a_statement_without_io_has_no_rate(con):
     assert posts["table_name"] == "Posts"
     assert posts["lob_pages_read"] == 42854 + 3272
     assert posts["pages_read"] == 18 + 49191
-    # Lines 28-32: after `Msg 207`, a statement that only compiled and ran for 0 ms.
+    # Lines 28-32: after `Msg 207` (line 26), a statement that failed: 0 ms, no tables, marked failed.
     (last,) = rows(con, "SELECT * FROM fct_query_time WHERE file_name = ? AND source_line = 28", [EN])
     assert (last["tables"], last["execution_elapsed_ms"]) == (0, 0)
+    assert (last["failed"], last["error_number"]) == (True, 207)
     assert last["effective_read_bytes_per_s"] is None and last["cpu_to_elapsed"] is None
+
+
+def test_failed_statements_are_marked_and_the_others_not(con):
+    # The Italian corpus file ends with `Messaggio 207, livello 16, stato 1, riga 1` (line 29) after its only
+    # statement's Execution Times: a failed statement of its own, with no time block and no tables.
+    statements = rows(
+        con,
+        "SELECT * FROM fct_query_time WHERE file_name = ? ORDER BY statement_index",
+        ["jorriss-sampleoutput-it.txt"],
+    )
+    assert [(s["statement_index"], s["failed"], s["error_number"], s["tables"]) for s in statements] == [
+        (0, False, None, 20),
+        (1, True, 207, 0),
+    ]
+    failed = statements[1]
+    assert (failed["source_line"], failed["execution_blocks"]) == (29, 0)
+    assert failed["execution_elapsed_ms"] is None and failed["total_elapsed_ms"] is None
+    # Every other statement of the corpus ran: the English and Spanish samples fail their third.
+    (n,) = con.execute("SELECT count(*) FROM fct_query_time WHERE failed").fetchone()
+    assert n == 3
 
 
 # --- docs ----------------------------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ Records (normalized; one per result line)::
      "throughput_bytes_per_s": 5033164.8, "latency_avg_ms": 0.81, "inferred": ["block_size_bytes"], ...}
 
 Rules: what each field is read from, what is inferred (and listed in `inferred`), what is skipped, and which
-ParseError a damaged input gets (reason and line).
+ParseError a damaged input gets (reason and line). A damaged line that costs only itself is skipped with a warning
+(`records.add_line_warning(warnings, line, what)`) and parse returns `records.ParsedRecords(records, warnings)`;
+numbers as people paste them are read by `_common.read_number` (decimals) or `_common.read_grouped_int` (counts).
 """
 
 from __future__ import annotations

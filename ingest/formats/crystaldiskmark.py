@@ -25,7 +25,7 @@ Input (CrystalDiskMark 8.0.4, saved as text, trimmed)::
 
 Records (normalized; one per test line)::
 
-    {"tool": "crystaldiskmark", "tool_version": "8.0.4 x64", "run_index": 0, "source_line": 9,
+    {"tool": "crystaldiskmark", "tool_version": "8.0.4", "run_index": 0, "source_line": 9,
      "target": "C:", "started_at": "2024-01-06T05:41:48", "pattern": "sequential", "operation": "read",
      "read_pct": 100.0, "direction": "read", "block_size_bytes": 1048576, "threads": 1, "queue_depth": 8,
      "duration_s": 5.0, "iops": 7083.7, "throughput_bytes_per_s": 7427749000.0, "latency_avg_ms": 0.98781,
@@ -50,11 +50,21 @@ Layouts, each test line one record:
 - Lines whose figures are all zero are tests that were not run (CDM prints every slot) and are skipped.
 - Footer lines (Profile, Test, Mode, Time, Date, OS, Comment) are the run metadata of every line of their result;
   `duration_s` is the measure time where printed (`Time: Measure 5 sec`, KDiskMark `[Measure: 5 sec / ...]`);
-  `started_at` is the Date line (local time of saving, no zone); `target` the drive letter in the Test line.
-- Several results per file (a new header, a new `[Read]` after a footer, or a repeated test line starts the next
-  one); results pasted without their header (the version is then guessed from the line shapes, e.g. "3.x",
-  and listed in `inferred`); Markdown `>` quoting and indentation; blocks of look-alike tools
-  (AmorphousDiskMark, tdeDiskMark, fio scripts) are skipped.
+  `started_at` is the Date line (local time of saving, no zone). `target`: a target line of the footer (`Device:`,
+  `Target:`, `Drive:`, `Path:`, as KDiskMark and hand-edited results name it), else the drive letter or mount point
+  in the Test line (`[C: 4% ...]`, `[/home: ...]`), else a drive named by a line of prose before the result
+  (`E: WD Blue 2TB`, `Drive D:`).
+- `tool_version` is the version number of the header (`8.0.4`); the rest of it is the run's metadata:
+  `architecture` (x64, x86, ARM64) and `edition` (`Shizuku Edition`, `UWP`).
+- Several results per file, e.g. several drives one after the other (a new header, a new `[Read]` after a footer or
+  after test lines, or a repeated test line starts the next one), prose between them skipped; results pasted
+  without their header (the version is then guessed from the line shapes, e.g. "3.x", and listed in `inferred`);
+  Markdown `>` quoting and indentation; blocks of look-alike tools (AmorphousDiskMark, whose `4KiB (QD=...)`
+  labels no CrystalDiskMark prints, tdeDiskMark, fio scripts) are skipped.
+- What users paste: a test line wrapped onto the next line (its figures or the end of its label) is joined;
+  numbers with thousands separators read (`1,026,872.5`, `1.026.872,5`, `1 026 872.5`, no-break spaces); a line
+  cut short (`…`, `..`) or damaged keeps the figures it shows whole (each with its unit after it) and is reported
+  as a warning (`line N: ...`); the file is refused only when no test line is read.
 """
 
 from __future__ import annotations
@@ -66,7 +76,8 @@ from datetime import datetime
 from typing import NamedTuple
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import how_damaged, reread_ungrouped
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning
 from kneepoint.ingest.textio import find_rare, lines_holding
 
 NAME = "crystaldiskmark"
@@ -88,6 +99,10 @@ MAX_LINE = 2000  # longer lines are no tool's output
 _QUOTE = re.compile(r"^(?:>[ \t]?)+")
 _CDM_HEADER = re.compile(r"^CrystalDiskMark\s+(?P<version>\d{1,2}\.\d[^\n]{0,60}?)\s*(?:\(C\)[^\n]*)?$")
 _KDM_HEADER = re.compile(r"^KDiskMark\s*\((?P<version>[^)\s]{1,40})\)")
+# The version number of a header's version text; the rest is the edition and the architecture (`8.0.4 x64`,
+# `8.0.4 Shizuku Edition x64`, `8.0.0 x64 (UWP)`).
+_VERSION_NUMBER = re.compile(r"\d{1,2}\.\d{1,3}(?:\.\d{1,4})?[a-z]?")
+_ARCHITECTURES = frozenset(("x64", "x86", "arm64", "a64", "arm32", "x86_64", "amd64"))
 _FIO_LINE = re.compile(r"^Flexible I/O Tester\s*\((?P<fio>[^)]{1,40})\)")
 # Look-alike tools whose text mimics CrystalDiskMark's but whose figures mean other things.
 _FOREIGN_HEADER = re.compile(r"^(?:(?!CrystalDiskMark|KDiskMark)[A-Za-z]{1,20}DiskMark\b|Flexible I/O Tester\s+-)")
@@ -115,9 +130,17 @@ _ROW_OLD = re.compile(
     r"(?:\s{1,8}(?P<size>\d{1,6})\s{0,3}(?P<size_unit>[KMG]i?B))?"
     r"\s*(?:\((?P<params>[^)]{0,40})\))?" + _FIGURES
 )
+_OLD_LABEL_START = re.compile(r"(?:Sequential|Random)\s{1,8}(?:Read|Write)\b[^:]{0,60}:")
+# The rest of a test line a console or a paste wrapped onto the next line: figures, or the end of the label.
+_CONTINUATION = re.compile(r"\s*+(?:[\[<]\s*+\d|\d|IOPS\s*+\]|[KMG]B/s|[um]s\s*+>|T\s*+=|Q\s*+=|\()")
 _PARAM_Q = re.compile(r"Q(?:D)?\s*=\s*(\d{1,4})")
 _PARAM_T = re.compile(r"T\s*=\s*(\d{1,4})")
 _DRIVE = re.compile(r"\[(?P<drive>[A-Z]):")
+# KDiskMark and hand-written results name the target on a line of its own, or as a mount point in the Test line.
+_MOUNT = re.compile(r"\[(?P<path>/[^:\]]{0,200}):")
+_TARGET_KEYS = ("Target", "Device", "Drive", "Path")  # (first letters among the footer's: see _Reader.line)
+# A line of prose between results that names the next one's drive: `E: Samsung 970 EVO`, `Drive D:`.
+_PROSE_DRIVE = re.compile(r"^(?:(?P<letter>[A-Z]):(?:\s|$)|.{0,60}?\b[Dd]rive\s+(?P<named>[A-Z]):)")
 _MEASURE = re.compile(r"Measure:?\s*(?P<n>\d{1,5})\s*(?P<unit>sec|min|s)\b")
 _DATE = re.compile(
     r"^(?P<y>\d{4})[/-](?P<mo>\d{1,2})[/-](?P<d>\d{1,2})(?:\s+(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?)?"
@@ -128,7 +151,7 @@ _SECTION_READ_PCT = {"read": 100.0, "write": 0.0}
 _KIB_FACTOR = {"kB/s": 1e-3, "MB/s": 1.0, "GB/s": 1e3}  # printed unit -> MB
 _BYTES_PER_S = {"KiB/s": KIB, "kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}
 # A footer line is `KEY: value` with one of these keys ("Test Size" is stored as "Test"), its value short.
-_FOOTER_KEYS = frozenset(("Profile", "Test Size", "Test", "Mode", "Time", "Date", "OS", "Comment"))
+_FOOTER_KEYS = frozenset(("Profile", "Test Size", "Test", "Mode", "Time", "Date", "OS", "Comment", *_TARGET_KEYS))
 _FOOTER_VALUE_MAX = 500
 
 # Detection matches these at the start of the lines that hold their literal (textio.lines_holding).
@@ -222,21 +245,9 @@ class _Label(NamedTuple):
     text: str  # as printed, runs of blanks made one space
 
 
-@dataclass(slots=True)
-class _TestLine:
-    """A test line as read; its record is made once its result is complete (the footer is its metadata)."""
-
-    label: _Label
-    value: float  # the throughput figure, in `unit`
-    unit: str
-    iops: float | None
-    line: int
-    operation: str
-    direction: str
-    read_pct: float
-    latency: float | None
-    latency_unit: str
-    inferred: list[str]
+# A test line as read: label, the throughput figure and its printed unit, IOPS (None where not printed), line number,
+# operation, direction, read %, mean latency and its unit, the fields inferred.
+_TestLine = tuple[_Label, float, str, float | None, int, str, str, float, float | None, str, list[str]]
 
 
 @dataclass(slots=True)
@@ -247,7 +258,9 @@ class _Result:
     version: str | None = None
     footer: bool = False  # a footer line was read: a test line after it starts the next result
     metadata: dict[str, str] = field(default_factory=dict)
+    # Its test lines as read; their records are made when the result is complete (its footer is their metadata).
     lines: list[_TestLine] = field(default_factory=list)
+    prose_drive: str | None = None  # the drive letter a line of prose before the result named
     # (section, pattern, block size, queue depth, threads) of each test line: a repeated one starts the next result
     keys: set[tuple[str, str, int, int, int]] = field(default_factory=set)
 
@@ -273,19 +286,33 @@ class _Reader:
         self.zero_lines = 0
         # Labels read so far: every section of a result repeats the same few.
         self.labels: dict[str, _Label | bool | None] = {}
+        self.warnings: list[str] = []  # damaged lines, `line N: ...`
+        self.prose_drive: str | None = None  # a drive named by prose before the next result
+
+    def warn(self, number: int, what: str) -> None:
+        add_line_warning(self.warnings, number, what)
 
     def read(self, text: str) -> list[IoRecord]:
-        for number, raw in enumerate(text.split("\n"), 1):
-            if not raw or len(raw) > MAX_LINE:
+        lines = text.split("\n")
+        joined = 0  # the line the last test line took as its wrapped rest
+        test_line, other_line = self.test_line, self.line  # (bound once: called for every line)
+        for number, raw in enumerate(lines, 1):
+            if not raw or len(raw) > MAX_LINE or number == joined:
                 continue
             line = raw.strip()
             if line and line[0] == ">":  # Markdown quoting
                 line = _QUOTE.sub("", line).strip()
-            if line:
-                self.line(line, number)
+            if not line:
+                continue
+            if line[0] in "SR":  # most lines of a result are test lines: no dispatch for them
+                if line[-1] != ">" and number < len(lines) and (rest := _continuation(lines[number])):
+                    line, joined = f"{line} {rest}", number + 1  # a console or a paste wrapped it
+                test_line(line, number)
+            else:
+                other_line(line, number)
         self.close()
         if self.records:
-            return self.records
+            return ParsedRecords(self.records, self.warnings)
         if self.orphan_line is not None:
             raise ParseError(
                 "test result line outside a [Read]/[Write]/[Mix] section: its direction is unknown", self.orphan_line
@@ -297,11 +324,9 @@ class _Reader:
         raise ParseError("no CrystalDiskMark or KDiskMark test result line found", 1)
 
     def line(self, line: str, number: int) -> None:
-        """One stripped line, told by its first character; the order decides between look-alikes."""
+        """One stripped line but a test line, told by its first character; the order decides between look-alikes."""
         first = line[0]
-        if first == "S" or first == "R":
-            self.test_line(line, number)
-        elif first == "-":  # a rule under or over the header
+        if first == "-":  # a rule under or over the header
             pass
         elif first == "[":
             self.section_line(line)
@@ -316,15 +341,20 @@ class _Reader:
                 self.result.metadata["fio"] = m["fio"].strip()
         elif ("DiskMark" in line or first == "F") and _FOREIGN_HEADER.match(line):
             self.start(foreign=True)
-        elif first in "PTMDOC":
-            self.footer_line(line)
+        elif first in "PTMDOC" and self.footer_line(line):
+            pass
+        elif (line[1:2] == ":" or "rive" in line) and (m := _PROSE_DRIVE.match(line)) and self.between_results():
+            self.prose_drive = m["letter"] or m["named"]  # prose naming the next result's drive
 
     # -- results
+
+    def between_results(self) -> bool:
+        return self.result is None or self.result.footer or bool(self.result.lines)
 
     def close(self) -> None:
         result = self.result
         if result is not None and result.lines and not self.foreign:
-            self.records += _records(result, len(self.records))
+            self.records += _finish(result, len(self.records))
 
     def start(self, foreign: bool = False, keep_section: bool = False) -> _Result:
         """Close the result being read and start the next."""
@@ -332,12 +362,24 @@ class _Reader:
         if not keep_section:
             self.section = None
         self.foreign = foreign
-        self.result = _Result()
+        self.result = _Result(prose_drive=self.prose_drive)
+        self.prose_drive = None
         return self.result
 
     def header(self, number: int, tool: str, version: str) -> None:
         result = self.start()
         result.tool, result.version = tool, version
+        # `8.0.4 Shizuku Edition x64`, `8.0.0 x64 (UWP)`: the version is the number; edition and architecture are
+        # the run's metadata.
+        numeral, _, rest = version.partition(" ")
+        if rest and _VERSION_NUMBER.fullmatch(numeral):
+            result.version = numeral
+            words = rest.replace("(", " ").replace(")", " ").split()
+            arch = [w for w in words if w.lower() in _ARCHITECTURES]
+            if arch:
+                result.metadata["architecture"] = arch[0]
+            if edition := " ".join(w for w in words if w.lower() not in _ARCHITECTURES):
+                result.metadata["edition"] = edition
         if self.header_line is None:
             self.header_line = number
 
@@ -368,15 +410,18 @@ class _Reader:
             result = self.start()
         result.metadata["Units"] = line.lstrip("* ").strip()
 
-    def footer_line(self, line: str) -> None:
+    def footer_line(self, line: str) -> bool:
+        """A `KEY: value` line of a result's footer (True when it was one)."""
         result = self.result
         if result is None or self.foreign:
-            return
+            return False
         key, colon, value = line.partition(":")
         key = key.rstrip()
         if colon and len(value) <= _FOOTER_VALUE_MAX and key in _FOOTER_KEYS:
             result.metadata.setdefault("Test" if key == "Test Size" else key, value.strip())
             result.footer = True
+            return True
+        return False
 
     # -- test lines
 
@@ -399,8 +444,10 @@ class _Reader:
         if self.foreign:
             return
         m = _FIGURES_NEW.match(line, colon)
-        if m is None:
-            return
+        if m is None or m.end() != len(line):
+            m, line = self.damaged(line, colon, m, number)
+            if m is None:
+                return
         result, section = self.result, self.section
         if result is None or section is None or result.footer:
             if self.orphan_line is None:
@@ -417,24 +464,44 @@ class _Reader:
             self.zero_lines += 1  # a slot CDM prints for a test that was not run
             return
         result.lines.append(
-            _TestLine(
-                label=label,
-                value=value,
-                unit=_UNIT[unit],
-                iops=iops,
-                line=number,
-                operation=section,
-                direction=self.direction,
-                read_pct=self.read_pct,
-                latency=float(latency_text) if latency_text is not None else None,
-                latency_unit="ms" if latency_unit == "ms" else "us",
-                inferred=["read_pct"] if self.read_pct_inferred else [],
+            (
+                label,
+                value,
+                _UNIT[unit],
+                iops,
+                number,
+                section,
+                self.direction,
+                self.read_pct,
+                float(latency_text) if latency_text is not None else None,
+                "ms" if latency_unit == "ms" else "us",
+                ["read_pct"] if self.read_pct_inferred else [],
             )
         )
+
+    def damaged(self, line: str, colon: int, m: re.Match[str] | None, number: int) -> tuple[re.Match[str] | None, str]:
+        """A test line its figures' pattern did not read to the end: with grouped numbers (`1,026,872.5`) it reads
+        written plainly; otherwise what it read whole is kept (a figure counts only with its unit after it, so a
+        cut one is never taken) and the line is reported."""
+        m, line = reread_ungrouped(_figures_new, line, m)
+        if m is not None and m.end() == len(line):
+            return m, line
+        how = how_damaged(line)
+        if m is None:
+            self.warn(number, f"{how} test line, no MB/s figure to read: skipped")
+        else:
+            self.warn(number, f"{how} test line: {line[m.end() :].strip()[:40]!r} not read")
+        return m, line
 
     def old_test_line(self, line: str, number: int) -> None:
         """3.x-6.x: the direction is in the label, there are no sections."""
         m = _ROW_OLD.match(line)
+        if m is not None and m.end() != len(line) or m is None and _OLD_LABEL_START.match(line):
+            m, line = reread_ungrouped(_ROW_OLD.match, line, m)
+            if m is None or m.end() != len(line):
+                how = how_damaged(line)
+                what = "no MB/s figure to read: skipped" if m is None else f"{line[m.end() :].strip()[:40]!r} not read"
+                self.warn(number, f"{how} test line, {what}")
         if m is None:
             return
         pattern = "sequential" if m["kind"] == "Sequential" else "random"
@@ -456,18 +523,18 @@ class _Reader:
         label = _Label(pattern, size, q, t, shape, " ".join(m[0].partition(":")[0].split()))
         latency = float(m["latency"]) if m["latency"] is not None else None
         result.lines.append(
-            _TestLine(
-                label=label,
-                value=value,
-                unit=_UNIT[m["unit"]],
-                iops=iops,
-                line=number,
-                operation=operation,
-                direction=operation,
-                read_pct=100.0 if operation == "read" else 0.0,
-                latency=latency,
-                latency_unit="ms" if m["latency_unit"] == "ms" else "us",
-                inferred=inferred,
+            (
+                label,
+                value,
+                _UNIT[m["unit"]],
+                iops,
+                number,
+                operation,
+                operation,
+                100.0 if operation == "read" else 0.0,
+                latency,
+                "ms" if m["latency_unit"] == "ms" else "us",
+                inferred,
             )
         )
 
@@ -510,6 +577,8 @@ def _old_layout(
     - 4.x-6.x `Sequential Read (Q= 32,T= 1)`: `-b128K -o<Q> -t<T>` (128 KiB blocks).
     """
     inferred: list[str] = []
+    if params is not None and "QD" in params and size_unit is not None and "i" in size_unit:
+        return None  # `Random Read 4KiB (QD=  64)`: AmorphousDiskMark's label (CrystalDiskMark 3.x prints `4KB`)
     q_match = _PARAM_Q.search(params or "")
     t_match = _PARAM_T.search(params or "")
     q = int(q_match[1]) if q_match else None
@@ -541,64 +610,65 @@ def _old_layout(
 # --------------------------------------------------------------------------------------------- records
 
 
-def _records(result: _Result, first_run: int) -> list[IoRecord]:
-    """The records of a complete result: its footer is every record's metadata, with the record's label."""
+def _finish(result: _Result, first_run: int) -> list[IoRecord]:
+    """The records of a complete result: what each test line says, and its footer as every record's metadata (with
+    the record's label)."""
     lines = result.lines
+    labels = [line[0] for line in lines]
     tool = result.tool
     if tool is None:
-        kdiskmark_shapes = all(t.label.shape.startswith("kdiskmark") for t in lines)
+        kdiskmark_shapes = all(label.shape.startswith("kdiskmark") for label in labels)
         tool = "kdiskmark" if kdiskmark_shapes else "crystaldiskmark"
     version = result.version
     version_inferred = version is None
     if version is None:
-        version = _version_from_shapes([t.label.shape for t in lines])
+        version = _version_from_shapes([label.shape for label in labels])
     kdiskmark = tool == "kdiskmark"
     kib_basis = kdiskmark and _kdiskmark_kib_basis(lines)
     metadata = result.metadata
     if kib_basis:
         metadata = dict(metadata, throughput_basis="KDiskMark MB/s = fio KiB/s / 1000; stored as KiB/s")
-    drive = _DRIVE.search(metadata.get("Test", ""))
-    target = f"{drive['drive']}:" if drive else None
+    target = _target(result)
     started_at = _started_at(metadata.get("Date"))
     duration_s = _duration_s(metadata)
 
     records = []
-    for run_index, t in enumerate(lines, first_run):
-        inferred = t.inferred
+    for run_index, line in enumerate(lines, first_run):
+        label, value, unit, iops, number, operation, direction, read_pct, latency, latency_unit, inferred = line
         if version_inferred:
             inferred.append("tool_version")
-        record_metadata = dict(metadata, Label=t.label.text)
-        throughput, unit, iops = t.value, t.unit, t.iops
+        record_metadata = dict(metadata, Label=label.text)
+        throughput = value
         if kib_basis:
-            throughput = t.value * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[t.unit]
-            record_metadata["printed_throughput"] = f"{t.value:.3f} {t.unit}"
+            throughput = value * KDISKMARK_MB_IN_KIB * _KIB_FACTOR[unit]
+            record_metadata["printed_throughput"] = f"{value:.3f} {unit}"
             unit = "KiB/s"
         if iops is None:
-            iops = throughput * _BYTES_PER_S[unit] / t.label.block_size
+            iops = throughput * _BYTES_PER_S[unit] / label.block_size
             inferred.append("iops")
-        if kdiskmark and t.direction == "total":
+        if kdiskmark and direction == "total":
             record_metadata["mix_basis"] = "KDiskMark prints read% x read + write% x write (a weighted mean)"
         records.append(
             IoRecord(
                 tool=tool,
                 tool_version=version,
                 run_index=run_index,
-                source_line=t.line,
+                source_line=number,
                 target=target,
                 started_at=started_at,
-                pattern=t.label.pattern,  # type: ignore[arg-type]
-                operation=t.operation,  # type: ignore[arg-type]
-                read_pct=t.read_pct,
-                direction=t.direction,  # type: ignore[arg-type]
-                block_size_bytes=t.label.block_size,
-                threads=t.label.threads,
-                queue_depth=t.label.queue_depth,
+                pattern=label.pattern,  # type: ignore[arg-type]
+                operation=operation,  # type: ignore[arg-type]
+                read_pct=read_pct,
+                direction=direction,  # type: ignore[arg-type]
+                block_size_bytes=label.block_size,
+                threads=label.threads,
+                queue_depth=label.queue_depth,
                 duration_s=duration_s,
                 iops=iops,
                 throughput=throughput,
                 throughput_unit=unit,
-                latency_unit=t.latency_unit,
-                latency_avg=t.latency,
+                latency_unit=latency_unit,
+                latency_avg=latency,
                 inferred=inferred,
                 metadata=record_metadata,
             )
@@ -606,14 +676,36 @@ def _records(result: _Result, first_run: int) -> list[IoRecord]:
     return records
 
 
+def _target(result: _Result) -> str | None:
+    """The result's target: a target line of its own (KDiskMark's device), else the drive letter or mount point
+    of its Test line, else a drive a line of prose before the result named."""
+    metadata = result.metadata
+    for key in _TARGET_KEYS:
+        if value := metadata.get(key):
+            return value
+    test = metadata.get("Test", "")
+    if drive := _DRIVE.search(test):
+        return f"{drive['drive']}:"
+    if mount := _MOUNT.search(test):
+        return mount["path"]
+    return f"{result.prose_drive}:" if result.prose_drive else None
+
+
+def _continuation(raw: str) -> str | None:
+    """The next line, stripped, when it is the rest of a wrapped test line (it starts with a figure, a unit or the
+    end of a label), else None."""
+    line = raw.strip()
+    return line if line and len(line) <= MAX_LINE and _CONTINUATION.match(line) else None
+
+
 def _kdiskmark_kib_basis(lines: list[_TestLine]) -> bool:
     """Whether a KDiskMark result's MB/s are fio KiB/s / 1000 (every release so far) or decimal MB.
 
     Only lines whose printed figures are precise enough to tell 2.4 % apart vote (IOPS print 1 decimal)."""
     ratios = [
-        t.value * 1e6 / (t.iops * t.label.block_size)
-        for t in lines
-        if t.iops and t.iops >= 50 and t.value >= 0.5 and t.unit == "MB/s"
+        value * 1e6 / (iops * label.block_size)
+        for label, value, unit, iops, *_ in lines
+        if iops and iops >= 50 and value >= 0.5 and unit == "MB/s"
     ]
     if not ratios:
         return True
@@ -645,3 +737,8 @@ def _duration_s(metadata: dict[str, str]) -> float | None:
         if m := _MEASURE.search(metadata.get(key, "")):
             return float(m["n"]) * (60 if m["unit"] == "min" else 1)
     return None
+
+
+def _figures_new(line: str) -> re.Match[str] | None:
+    """A 7.x+ test line's figures, read from its colon on."""
+    return _FIGURES_NEW.match(line, line.find(":"))

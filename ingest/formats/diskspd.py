@@ -56,8 +56,9 @@ Records (normalized)::
 Record mapping:
 - One run = one `Results for timespan N` block, i.e. one DiskSpd invocation (an XML profile with several
   timespans gives one run per timespan). A run yields one record per direction with I/O, taken from the
-  `total:` rows of the `Read IO` / `Write IO` tables; a mixed run gives a read and a write record and no
-  total record, since the split is printed (the `Total IO` row is kept in the run metadata as `total.*`).
+  `total:` rows of the `Read IO` / `Write IO` tables; a mixed run gives a read and a write record and the
+  `Total IO` row the tool prints as a third, direction `total` (its latency from the %-ile table's Total
+  column; the row is also kept in the run metadata as `total.*`).
   When only the `Total IO` table is there (a cut paste) and the run is read-only or write-only, that
   table stands for its one direction.
 - operation: read / write / mixed from the write ratio (`performing read test`, `performing write test`,
@@ -72,9 +73,13 @@ Record mapping:
   `using sequential I/O`, `using interlocked sequential I/O` (sequential) or `using mixed
   random/sequential I/O` (random; the share is kept as `random_pct`); duration from `actual test time:`.
 - Missing `Input parameters` (some outputs start at `Command Line:`, pasted fragments at `Total IO`): the
-  command line's -b -o -O -t -F -w -r -s fill in, with DiskSpd's documented defaults (-b64K -o2 -t1 -w0,
-  sequential) where a flag is absent, listed in `inferred`. With neither, block size = bytes / I/Os and
-  the pattern is DiskSpd's default (sequential), both inferred; queue depth stays unknown.
+  command line's -b -o -O -t -F -w -r -s -d and its targets fill in what the results do not say, with DiskSpd's
+  documented defaults (-b64K -o2 -t1 -w0, sequential) where a flag is absent; every field taken from the command
+  line is listed in `inferred` (block_size_bytes, operation, read_pct, pattern, queue_depth, and threads,
+  duration_s, target where the results print none of them). A flag left out yields to what the output shows:
+  the thread rows counted, the read/write split measured. -S is kept as `command_line.caching`. With neither,
+  block size = bytes / I/Os and the pattern is DiskSpd's default (sequential), both inferred; queue depth stays
+  unknown.
 - Throughput: the MiB/s column (older builds head it `MB/s`, also bytes / 2^20 / s), unit MiB/s. Below
   1 MiB/s its two decimals hide more than 0.5 %, so bytes / actual test time is used instead (inferred).
 - Latency (ms): AvgLat of the `total:` row (printed with -L); min, 50th, 95th, 99th, 3-nines and max from
@@ -90,8 +95,10 @@ Record mapping:
   `timespan` and `parameters_from` (input parameters, command line or none).
 - Shell prompts, echoed commands, msinfo headers, notes and blank lines are skipped; a `Totals:` block
   (several timespans) is not a run; a thread row whose file cell a narrow console wrapped onto the next
-  line is joined back. A run whose table lost its `total:` row is skipped (ParseError at that table
-  when no run is left). DiskSpd's text output does not print its version: `tool_version` is null.
+  line is joined back; grouped numbers in cells (`1,026,872`) read. A damaged or cut table row is reported as
+  a warning (`line N: ...`) and passed over; a run whose table lost its `total:` row (or whose total row is
+  damaged) is skipped with a warning, or is the ParseError at that table when no run is left. DiskSpd's text
+  output does not print its version: `tool_version` is null.
 """
 
 from __future__ import annotations
@@ -105,9 +112,11 @@ from kneepoint.ingest.formats._common import (
     PERCENTILE_LABELS,
     diskspd_start_time,
     first_content_line,
+    how_damaged,
+    read_number,
     share_histogram,
 )
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.records import IoRecord, ParsedRecords, add_line_warning, line_warning
 from kneepoint.ingest.textio import find_rare, size_to_bytes
 
 NAME = "diskspd"
@@ -152,11 +161,26 @@ _LEAD_CHARS = frozenset("CISRTatprW%")
 _CPU_META_KEYS = ("cpu.usage_pct", "cpu.user_pct", "cpu.kernel_pct", "cpu.idle_pct")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
+_PERCENTILE_COLUMN = {"read": 0, "write": 1, "total": 2}  # of a %-ile table row: Read, Write, Total (ms)
 _TOTAL_LATENCY_KEYS = {label: f"total.latency_{label}_ms" for label in PERCENTILE_LABELS}
 _RESULTS_META_KEYS = {k: f"results.{k}" for k in ("thread_count", "proc_count", "request_count")}
 _OPERATION_KEYS = frozenset({"operation", "read_pct"})
 _PATTERN_KEYS = frozenset({"pattern"})
 _BLOCK_KEYS = frozenset({"block_size_bytes"})
+# -S<mode> (diskspd -?): which caches a run bypassed.
+_CACHING = {
+    "": "software caching disabled (-S)",
+    "u": "software caching disabled (-Su)",
+    "h": "software caching and hardware write caching disabled (-Sh)",
+    "uw": "software caching and hardware write caching disabled (-Suw)",
+    "wu": "software caching and hardware write caching disabled (-Swu)",
+    "w": "write-through (-Sw)",
+    "r": "remote caching disabled (-Sr)",
+    "b": "cached I/O (-Sb)",
+}
+# What the records take from a run's parameters when they come from its echoed command line (no Input parameters):
+# listed in `inferred` as read from the command line.
+_FROM_COMMAND_LINE = ("block_size_bytes", "operation", "read_pct", "pattern", "queue_depth")
 # DiskSpd's defaults (diskspd -?): -b64K -o2 -t1 -w0, sequential.
 DEFAULT_BLOCK = 65536
 DEFAULT_OUTSTANDING = 2
@@ -183,6 +207,7 @@ class _Profile:
     thread_pool: int | None = None
     requests_per_thread: int | None = None
     meta: dict[str, str] = field(default_factory=dict)
+    duration_s: float | None = None  # -d (the command line's)
 
 
 class _Header:
@@ -245,13 +270,15 @@ def detect(text: str) -> float:
     # Every file of unknown format passes through here: each test starts with a scan for a literal (sre and
     # find_rare look for a character of it rare in other tools' outputs).
     head = text[:_DETECT_CHARS]
-    if _IO_PER_S.search(head) and _io_header_in(head):
+    # A thread table's header and a %-ile table hold '|': a text without one (one memchr scan) has neither.
+    tables = "|" in head
+    if tables and _IO_PER_S.search(head) and _io_header_in(head):
         return 0.95
     if find_rare(head, "Results for timespan", 0) >= 0 and "actual test time:" in head:
         return 0.9
     if "Input parameters:" in head and _DISKSPD_COMMAND.search(head):
         return 0.85
-    if _PCT_ANYWHERE.search(head):
+    if tables and _PCT_ANYWHERE.search(head):
         return 0.6
     return 0.0
 
@@ -272,9 +299,11 @@ def parse(text: str) -> list[IoRecord]:
     lines = text.split("\n")
     if lines:
         lines[0] = lines[0].lstrip("\ufeff")
-    invocations = _scan(lines)
+    warnings: list[str] = []
+    invocations = _scan(lines, warnings)
     records: list[IoRecord] = []
     first_error: ParseError | None = None
+    skipped: list[ParseError] = []
     run_index = 0
     for inv in invocations:
         for k, res in enumerate(inv.results):
@@ -282,24 +311,27 @@ def parse(text: str) -> list[IoRecord]:
                 run_records = _run_records(inv, res, k, run_index)
             except ParseError as exc:
                 first_error = first_error or exc
+                skipped.append(exc)
                 continue
             if run_records:
                 records.extend(run_records)
                 run_index += 1
-    if not records:
-        if first_error is not None:
-            raise first_error
-        # (the first line with content as the lines were read: CRs made line ends, a leading BOM dropped)
-        raise ParseError(
-            "no DiskSpd result found (no Total IO / Read IO / Write IO table)", first_content_line("\n".join(lines))
-        )
-    return records
+    if records:
+        # A damaged run costs only itself: the others are kept and it is reported.
+        warnings += [line_warning(exc.line, f"{exc.reason}: that run is skipped") for exc in skipped]
+        return ParsedRecords(records, warnings)
+    if first_error is not None:
+        raise first_error
+    # (the first line with content as the lines were read: CRs made line ends, a leading BOM dropped)
+    raise ParseError(
+        "no DiskSpd result found (no Total IO / Read IO / Write IO table)", first_content_line("\n".join(lines))
+    )
 
 
 # --------------------------------------------------------------------------------------------- scanning
 
 
-def _scan(lines: list[str]) -> list[_Invocation]:
+def _scan(lines: list[str], warnings: list[str]) -> list[_Invocation]:
     invocations: list[_Invocation] = []
     readings: _Readings = {}
     inv: _Invocation | None = None
@@ -365,7 +397,7 @@ def _scan(lines: list[str]) -> list[_Invocation]:
             kind = _TABLE_TITLES[s]
             if res is None or kind in res.tables:
                 inv, res = _implicit_results(invocations, inv, lineno)
-            table, i = _io_table(lines, i + 1, kind, header)
+            table, i = _io_table(lines, i + 1, kind, header, warnings)
             res.tables[kind] = table
             prev_content = None
             continue
@@ -400,8 +432,9 @@ def _io_header(line: str) -> _Header | None:
     return header if len(cells) >= 5 and cells[0] == "thread" and cells[1] == "bytes" and cells[2] == "I/Os" else None
 
 
-def _io_table(lines: list[str], i: int, kind: str, header: _Header) -> tuple[_Table, int]:
-    """The table whose column header (`header`) is lines[i]."""
+def _io_table(lines: list[str], i: int, kind: str, header: _Header, warnings: list[str]) -> tuple[_Table, int]:
+    """The table whose column header (`header`) is lines[i]. A damaged row (cut short, a cell lost) is reported
+    and passed over: the rows after it and the `total:` row still belong to the table."""
     columns = header.columns
     table = _Table(kind, i + 1, header, columns)  # line: 1-based, of the column header
     rows = table.rows
@@ -437,7 +470,11 @@ def _io_table(lines: list[str], i: int, kind: str, header: _Header) -> tuple[_Ta
             file_cell += s
             wraps += 1
             rows[-1] = (rows[-1][0], rows[-1][1], *_path_and_size(file_cell))
-        else:
+        elif pipes >= 2:
+            how = how_damaged(s)
+            add_line_warning(warnings, i + 1, f"{how} row of the {kind} IO table: skipped")
+            file_cell = None
+        elif pipes < 2:
             break
         i += 1
     return table, i
@@ -628,7 +665,11 @@ def _command_line_profile(cmd: str) -> _Profile | None:
     # Every target of the command line has the same parameters (and shares the inferred set: it is only read).
     depth, per_file = outstanding or DEFAULT_OUTSTANDING, threads_per_file or 1
     targets = [_Target(path, block_size, ratio, pattern, random_pct, depth, per_file, inferred) for path in paths]
-    return _Profile("command line", targets, pool, requests)
+    meta = {}
+    if "S" in flags:
+        meta["command_line.caching"] = _CACHING.get(flags["S"], f"-S{flags['S']}")
+    duration = _int_flag(flags, "d")
+    return _Profile("command line", targets, pool, requests, meta, float(duration) if duration is not None else None)
 
 
 def _int_flag(flags: dict[str, str], letter: str) -> int | None:
@@ -662,6 +703,9 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
 
     # Operation and read share: the write ratio the run was given, else what was measured.
     ratios = {t.write_ratio for t in targets}
+    measured_mix = _ios(tables.get("read")) > 0 and _ios(tables.get("write")) > 0
+    if measured_mix and targets and all("operation" in t.inferred for t in targets):
+        ratios = {None}  # -w left out (DiskSpd's -w0) yet both directions did I/O: what was measured decides
     if len(ratios) == 1 and None not in ratios:
         write_ratio = ratios.pop()
         for t in targets:
@@ -676,6 +720,9 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
             write_ratio = 0.0 if "read" in directions else 100.0
     operation = "read" if write_ratio == 0 else "write" if write_ratio == 100 else "mixed"
     read_pct = 100.0 - write_ratio
+    total_table = tables.get("total")
+    if operation == "mixed" and len(directions) == 2 and total_table is not None and total_table.total:
+        directions["total"] = total_table.total  # a mixed run: its Total IO row too, as the tool prints it
 
     patterns = {t.pattern for t in targets}
     if patterns and all(patterns):
@@ -688,7 +735,9 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
 
     threads = res.counts.get("thread_count")
     if threads is None:
-        threads = _threads_from_params(profile) if profile else None
+        # (thread flags left out of a command line: the thread rows printed say more than DiskSpd's -t1 default)
+        given = profile is not None and not all("threads" in t.inferred for t in profile.targets)
+        threads = _threads_from_params(profile) if profile and given else None
         if threads is None:
             ids = {int(row[0]) for t in tables.values() for row in t.rows}
             threads = len(ids) or None
@@ -697,6 +746,15 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
     queue_depth, qd_inferred = _queue_depth(profile, res)
     if qd_inferred:
         inferred.add("queue_depth")
+    duration_s = res.actual_time
+    if duration_s is None and profile is not None and profile.duration_s is not None:
+        duration_s = profile.duration_s  # -d: the test time asked for
+        inferred.add("duration_s")
+    if profile is not None and profile.source == "command line":
+        # No Input parameters: what the records take from the command line is listed as read from it.
+        inferred.update(key for key in _FROM_COMMAND_LINE if key != "queue_depth" or "request_count" not in res.counts)
+        if not any(t.rows for t in tables.values()):
+            inferred.add("target")  # the command line's paths: the tables name none
 
     paths = _paths(tables, targets)
     pct_total = _run_percentiles(res, paths)
@@ -721,7 +779,7 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
         else:
             block = round(nbytes / ios) if ios else None
             rec_inferred.add("block_size_bytes")
-        table = tables[direction if direction in tables else "total"]
+        table = tables[direction if direction in tables else "total"]  # (a lone Total IO table: see _direction_totals)
         throughput, unit = _throughput(row, table.header, nbytes, res.actual_time)
         if throughput is None:
             raise ParseError("DiskSpd total: row has no MiB/s value", table.line)
@@ -729,7 +787,7 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
             unit = "MiB/s"
             throughput = throughput / MIB
             rec_inferred.add("throughput_bytes_per_s")
-        column = 0 if direction == "read" else 1
+        column = _PERCENTILE_COLUMN[direction]
         # latency_min, _p50, ... from their %-ile rows
         latency = {
             field: None if (row_values := pct_total.get(label)) is None else row_values[column]
@@ -757,7 +815,7 @@ def _run_records(inv: _Invocation, res: _Results, position: int, run_index: int)
                 throughput_unit=unit,
                 latency_unit="ms",
                 latency_avg=row.get("AvgLat"),
-                duration_s=res.actual_time,
+                duration_s=duration_s,
                 target=target,
                 started_at=started_at,
                 inferred=sorted(rec_inferred),
@@ -782,6 +840,7 @@ def _profile_for(inv: _Invocation, res: _Results) -> _Profile | None:
         for t, c in zip(profile.targets, cmd.targets, strict=True):
             if t.outstanding is None and profile.requests_per_thread is None and "queue_depth" not in c.inferred:
                 t.outstanding = c.outstanding
+                t.inferred.add("queue_depth")  # from the command line
         if profile.thread_pool is None and cmd.thread_pool is not None:
             profile.thread_pool = cmd.thread_pool
         if profile.requests_per_thread is None and cmd.requests_per_thread is not None:
@@ -898,6 +957,8 @@ def _metadata(
     meta: dict[str, str] = {}
     if inv.command_line is not None:
         meta["command_line"] = inv.command_line
+        if inv.cmd_profile is not None:
+            meta.update(inv.cmd_profile.meta)
     if inv.input_flags:
         meta["input.profile_flags"] = "; ".join(inv.input_flags)
     if profile is not None and profile.source == "input parameters":
@@ -989,7 +1050,9 @@ def percentile_histogram(points: list[tuple[float, float | None]]) -> list[tuple
 
 def _num(cell: str) -> float | None:
     cell = cell.strip().rstrip("%")
-    return float(cell) if _NUMBER.match(cell) else None
+    if _NUMBER.match(cell):
+        return float(cell)
+    return read_number(cell) if cell and cell[0].isdigit() else None  # `1,026,872` as a paste may group it
 
 
 def _block_size(value: str) -> int | None:

@@ -66,12 +66,14 @@ Record mapping (as for the text output, see `ingest.formats.diskspd`):
 - Latency (ms, only with -L): averages from `<Latency>` (`AverageReadMilliseconds`, ...), min / p50 /
   p95 / p99 / p99.9 / max from its `<Bucket>` percentiles 0, 50, 95, 99, 99.9, 100; the whole percentile
   list is kept as a `share` histogram.
-- Only each `<Results>...</Results>` span goes to the XML parser, so no DOCTYPE or entity declaration
 - Only each `<Results>...</Results>` span goes to the XML parser (ElementTree), so no DOCTYPE or entity declaration
-  around it is ever read (no entity expansion).
-- `parse_document(text)`: parse(text) when the text is exactly one `<Results>` document (white space around
-  it) without comments, CDATA, processing instructions or lines of text, in which another tool's output
-  could hide; else None (also when parse would raise), for the registry to detect and check as usual.
+  around it is ever read (no entity expansion). A malformed document among others, or one never closed at the
+  end, is reported as a warning (`line N: ...`) beside the records of the rest.
+- `parse_document(text)`: parse(text) when the text is `<Results>` documents and nothing else (white space, an
+  XML declaration and one-line comments around and between them, as a batch script saving `-Rxml` outputs
+  writes them), none with comments, CDATA, processing instructions or lines of text inside, in which another
+  tool's output could hide; else None (also when parse would refuse a document), for the registry to detect and
+  check as usual.
 - Metadata: `system.*` (System leaves), `input.*` (the profile timespan's leaves) and
   `input.target.N.*`, `timespan`, `results.*`, `cpu.*` (CpuUtilization Average), `total.*` / `read.*` /
   `write.*` sums, and with several targets `target.N.path` with its I/O counts.
@@ -83,8 +85,13 @@ import re
 import xml.etree.ElementTree as ET
 
 from kneepoint.ingest.errors import ParseError
-from kneepoint.ingest.formats._common import LATENCY_FIELD_ROWS, PERCENTILE_LABELS, diskspd_start_time, share_histogram
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.formats._common import (
+    LATENCY_FIELD_ROWS,
+    PERCENTILE_LABELS,
+    diskspd_start_time,
+    share_histogram,
+)
+from kneepoint.ingest.records import IoRecord, ParsedRecords, line_warning
 
 NAME = "diskspd_xml"
 TITLE = "DiskSpd XML"
@@ -106,9 +113,12 @@ _COUNT = {18: re.compile("[0-9]{1,18}"), 9: re.compile("[0-9]{1,9}")}
 
 _START, _END = "<Results>", "</Results>"
 _HEAD = 200_000  # detect() reads this much of a text
-# A line of a document that starts with text, not a tag (see parse_document).
-_TEXT_LINE_START = re.compile(r"\n[ \t]*[^ \t<]")
+# A line end of a document that text stands before or after, not a tag (see parse_document): a newline that is not
+# preceded by '>', or whose next line starts with text.
+_TEXT_AT_LINE_END = re.compile(r"\n(?:(?<!>\n)|[ \t]*+[^ \t<])")
 _SPACE = re.compile(r"[ \t\r\n]*")
+# What may stand before a document read whole: an XML declaration and one-line comments, each on its own line.
+_PROLOGUE = re.compile(r"(?:(?:<\?xml[^\n<>]{0,200}\?>|<!--[^\n]{0,2000}?-->)[ \t\r]*\n[ \t\r\n]*)*")
 
 _COUNT_KEYS = ("ReadBytes", "ReadCount", "WriteBytes", "WriteCount")
 _TARGET_TAGS = frozenset(("Path", *_COUNT_KEYS))
@@ -140,7 +150,7 @@ def detect(text: str) -> float:
 
 def parse(text: str) -> list[IoRecord]:
     records: list[IoRecord] = []
-    first_error: ParseError | None = None
+    skipped: list[ParseError] = []
     run_index = 0
     line, pos = 1, 0
     read: _Read = {}
@@ -150,11 +160,20 @@ def parse(text: str) -> list[IoRecord]:
         try:
             doc_records = _document(_xml(doc, line), line, run_index, read)
         except ParseError as exc:
-            first_error = first_error or exc
+            skipped.append(exc)
             continue
         if doc_records:
             run_index = doc_records[-1].run_index + 1
             records.extend(doc_records)
+    if records:
+        # A damaged document costs only itself: the others are kept and it is reported.
+        warnings = [line_warning(exc.line, f"{exc.reason}: that document is skipped") for exc in skipped]
+        last_end = text.rfind(_END)
+        if (cut := text.find(_START, last_end + len(_END) if last_end >= 0 else 0)) >= 0:
+            cut_line = text.count("\n", 0, cut) + 1
+            warnings.append(line_warning(cut_line, "DiskSpd XML <Results> document never closed (output cut short?)"))
+        return ParsedRecords(records, warnings)
+    first_error = skipped[0] if skipped else None
     if not records:
         if first_error is not None:
             raise first_error
@@ -168,29 +187,50 @@ def parse(text: str) -> list[IoRecord]:
 
 
 def parse_document(text: str) -> list[IoRecord] | None:
-    """parse(text) when `text` is one `<Results>` document and nothing else (white space around it), else None.
+    """parse(text) when `text` is `<Results>` documents and nothing else, else None. Around and between them
+    only white space, an XML declaration and comments, each of these on a line of its own (as a script saving the
+    outputs may write them).
 
-    Nothing of another tool can hide in such a text, so the registry reads it without detection or the check for
-    a second tool. To keep that true, a document with a comment, CDATA section or processing instruction, or with
-    a line that starts with text or ends in text (a multi-line text node), is None too, as is one parse would
-    refuse (the registry then reads the text the usual way and reports the error)."""
-    start = 0 if text.startswith("<") else _SPACE.match(text).end()  # type: ignore[union-attr]
-    if not text.startswith(_START, start):
+    Nothing of another tool can hide in such a text (no tool's output fits on one line), so the registry reads it
+    without detection or the check for a second tool. To keep that true, a document with a comment, CDATA section
+    or processing instruction inside, or with a line that starts with text or ends in text (a multi-line text
+    node), gives None too, as does one that parse would refuse (the registry then reads the text the usual way and
+    reports the error)."""
+    start = _gap_end(text, 0)
+    if not text.startswith(_START, start) or text.find(_START, 0, start) >= 0:
         return None
-    end = text.find(_END, start)
-    if end < 0:
-        return None
-    end += len(_END)
-    if _SPACE.match(text, end).end() != len(text):  # type: ignore[union-attr]
-        return None  # something after the document
-    doc = text[start:end]
-    if "<!" in doc or "<?" in doc or doc.count("\n") != doc.count(">\n") or _TEXT_LINE_START.search(doc):
-        return None
+    records: list[IoRecord] = []
+    read: _Read = {}
     line = text.count("\n", 0, start) + 1
-    try:
-        return _document(_xml(doc, line), line, 0, {}) or None
-    except ParseError:
-        return None
+    while True:
+        end = text.find(_END, start)
+        if end < 0:
+            return None
+        end += len(_END)
+        doc = text[start:end]
+        # (a one-character scan first: CPython 3.11 looks for a two-character literal several times slower)
+        if ("!" in doc and "<!" in doc) or ("?" in doc and "<?" in doc) or _TEXT_AT_LINE_END.search(doc):
+            return None
+        try:
+            doc_records = _document(_xml(doc, line), line, records[-1].run_index + 1 if records else 0, read)
+        except ParseError:
+            return None
+        records.extend(doc_records)
+        gap_end = _gap_end(text, end)
+        if gap_end == len(text):
+            return records or None
+        if not text.startswith(_START, gap_end) or text.find(_START, end, gap_end) >= 0:
+            return None  # text after the document, or a comment that names one (parse would start one there)
+        line += text.count("\n", start, gap_end)
+        start = gap_end
+
+
+def _gap_end(text: str, pos: int) -> int:
+    """Where the white space, XML declaration and one-line comments from `pos` on end."""
+    pos = pos if text.startswith("<", pos) else _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    if text.startswith(("<!--", "<?xml"), pos):
+        pos = _PROLOGUE.match(text, pos).end()  # type: ignore[union-attr]
+    return pos
 
 
 def _documents(text: str) -> list[tuple[int, str]]:
@@ -218,8 +258,8 @@ def _xml(doc: str, line: int) -> ET.Element:
 
 
 # Percentile lists read in this parse: every timespan of a file lists the same ones. The texts of a list -> their
-# numbers and the record latency fields each gives.
-_Read = dict[tuple[str | None, ...], tuple[list[float | None], list[tuple[str, ...]]]]
+# numbers, and the buckets that give record latency fields (index, the fields), in order.
+_Read = dict[tuple[str | None, ...], tuple[list[float | None], list[tuple[int, tuple[str, ...]]]]]
 
 
 def _document(root: ET.Element, line: int, first_run: int, read: _Read) -> list[IoRecord]:
@@ -323,8 +363,8 @@ def _timespan(
     key = tuple(buckets[0])
     if key not in read:
         numbers = [_number(p) for p in key]
-        read[key] = numbers, [_fields_at(p) for p in numbers]
-    percentiles, fields_at = read[key]
+        read[key] = numbers, [(i, fields) for i, p in enumerate(numbers) if (fields := _fields_at(p))]
+    percentiles, slots = read[key]
 
     records: list[IoRecord] = []
     for direction, prefix in (("read", "Read"), ("write", "Write")):
@@ -337,7 +377,7 @@ def _timespan(
         if rec_block is None:
             rec_block = round(nbytes / ios)
             rec_inferred.add("block_size_bytes")
-        lat, histogram = _latency(latency, lat_texts, buckets, percentiles, fields_at, direction)
+        lat, histogram = _latency(latency, lat_texts, buckets, percentiles, slots, direction)
         records.append(
             IoRecord(
                 tool=TOOL,
@@ -392,18 +432,15 @@ _Buckets = tuple[list[str | None], list[str | None], list[str | None], list[str 
 
 
 def _buckets(latency: ET.Element | None) -> _Buckets:
-    pcts: list[str | None] = []
-    reads: list[str | None] = []
-    writes: list[str | None] = []
-    totals: list[str | None] = []
-    if latency is not None:
-        for bucket in latency.findall("Bucket"):
-            # (findtext gives "" for an element without text, None for none: both are no value)
-            p, total = bucket.findtext("Percentile"), bucket.findtext("TotalMilliseconds")
-            pcts.append(p.strip() if p else None)
-            reads.append(bucket.findtext("ReadMilliseconds"))
-            writes.append(bucket.findtext("WriteMilliseconds"))
-            totals.append(total.strip() if total else None)
+    if latency is None:
+        return [], [], [], []
+    buckets = latency.findall("Bucket")
+    # Column by column (a hundred buckets a timespan). findtext gives "" for an element without text, None for
+    # none: both are no value.
+    pcts = [p.strip() if p else None for p in [b.findtext("Percentile") for b in buckets]]
+    reads = [b.findtext("ReadMilliseconds") for b in buckets]
+    writes = [b.findtext("WriteMilliseconds") for b in buckets]
+    totals = [t.strip() if t else None for t in [b.findtext("TotalMilliseconds") for b in buckets]]
     return pcts, reads, writes, totals
 
 
@@ -412,7 +449,7 @@ def _latency(
     lat_texts: dict[str, str | None],
     buckets: _Buckets,
     percentiles: list[float | None],
-    fields_at: list[tuple[str, ...]],
+    slots: list[tuple[int, tuple[str, ...]]],
     direction: str,
 ) -> tuple[dict[str, float | None], list[tuple[float, float]]]:
     lat: dict[str, float | None] = dict.fromkeys(_LATENCY_POINTS)
@@ -423,13 +460,11 @@ def _latency(
     texts = buckets[1] if direction == "read" else buckets[2]
     # (float() ignores the white space around a number that strip() would remove)
     values = [float(text) if text and _PADDED_NUMBER.fullmatch(text) else None for text in texts]
-    points: list[tuple[float, float]] = []
-    for p, fields, value in zip(percentiles, fields_at, values, strict=True):
-        if p is None or value is None:
-            continue
-        points.append((p, value))
-        for key in fields:  # later buckets win
-            lat[key] = value
+    for i, fields in slots:  # in bucket order: later buckets win
+        if (value := values[i]) is not None:
+            for key in fields:
+                lat[key] = value
+    points = [(p, v) for p, v in zip(percentiles, values, strict=True) if p is not None and v is not None]
     return lat, share_histogram(sorted(points))
 
 

@@ -454,7 +454,8 @@ def _result(line: str, kind: str, lineno: int, run: _Run) -> None:
 
 
 def _number(value: str, label: str, lineno: int) -> float:
-    number = float(value) if _NUMBER.match(value) else read_number(value)
+    # SQLIO prints no sign: a signed value is as damaged as any other text.
+    number = float(value) if _NUMBER.match(value) else read_number(value) if value[:1].isdigit() else None
     if number is None:
         raise ParseError(f"SQLIO {label} value {value[:40]!r} is not a number", lineno)
     return number

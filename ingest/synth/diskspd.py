@@ -99,7 +99,8 @@ def _scaled(rec: IoRecord, share: float) -> IoRecord:
 def _runs(records: Iterable[IoRecord], default_target: str, default_seconds: float) -> list[_Run]:
     groups: dict[int, list[IoRecord]] = {}
     for r in records:
-        groups.setdefault(r.run_index, []).append(r)
+        if r.direction != "total":  # (a parsed mixed run's Total IO row: the writer sums its own)
+            groups.setdefault(r.run_index, []).append(r)
     return [_Run(recs, default_target, default_seconds) for _, recs in sorted(groups.items())]
 
 

@@ -13,6 +13,8 @@ Each statement (records grouped by `statement_index`, in order of first appearan
      SQL Server Execution Times:                        <- one block per execution record
        CPU time = 3420 ms,  elapsed time = 294581 ms.
 
+A failed statement (its time records carry `error_number`) gets SSMS's error header in the vocabulary's language before
+its Execution Times block (or after its last line when it has none; a time record without times prints nothing else).
 A table record is written in the layout its columns call for: with page-server columns the 2019+ line, with LOB
 columns the 2005-2016 line, with only scan/logical/physical/read-ahead the SQL 2000 line, with only the segment
 columns a columnstore segment line; `tool_version="2019+"` or `"2008-2016"` forces a layout (absent page-server
@@ -77,16 +79,23 @@ def write(
         lines.append("")
     counts = rows_affected or {}
     for index, recs in statements.items():
-        for rec in recs:
-            if isinstance(rec, QueryTimeRecord) and rec.phase == "compile":
+        times = [rec for rec in recs if isinstance(rec, QueryTimeRecord)]
+        error = next((rec.error_number for rec in times if rec.error_number is not None), None)
+        for rec in times:
+            if rec.phase == "compile":
                 lines += [vocab.compile_headers[0] + " ", _time_line(vocab.compile_line, rec)]
         if index in counts:
             n = counts[index]
             lines += ["", (vocab.row_affected if n == 1 else vocab.rows_affected).format(n=n)]
         lines += [_io_line(vocab, rec, tool_version) for rec in recs if isinstance(rec, QueryIoRecord)]
-        for rec in recs:
-            if isinstance(rec, QueryTimeRecord) and rec.phase == "execution":
+        for rec in times:
+            if rec.phase == "execution" and rec.cpu_ms is not None:
+                if error is not None:  # SSMS prints the error before the failed statement's Execution Times
+                    lines += _error_lines(vocab, error)
+                    error = None
                 lines += ["", " " + vocab.execution_headers[0], _time_line(vocab.execution_line, rec)]
+        if error is not None:  # no Execution Times block: the error ends the statement's output
+            lines += _error_lines(vocab, error)
     if completion_time is not None:
         lines += ["", f"Completion time: {completion_time}"]
     if comment:
@@ -100,6 +109,11 @@ def _time_line(template: str, rec: QueryTimeRecord) -> str:
     return template.format(cpu=int(round(rec.cpu_ms)), elapsed=int(round(rec.elapsed_ms)))
 
 
+def _error_lines(vocab: Vocabulary, number: int) -> list[str]:
+    """SSMS's error header (in the vocabulary's language) and a message text."""
+    return [vocab.error_header.format(number=number, level=16, state=1, line=1), f"Error {number} (synthetic)."]
+
+
 def _io_line(vocab: Vocabulary, rec: QueryIoRecord, tool_version: str | None) -> str:
     form, fields = _layout(vocab, rec, tool_version)
     values = []
@@ -110,8 +124,9 @@ def _io_line(vocab: Vocabulary, rec: QueryIoRecord, tool_version: str | None) ->
         if value is None:
             raise ValueError(f"table {rec.table_name!r}: {name} is missing for the {len(fields)}-column layout")
         values.append(value)
+    units = form.units or ("",) * len(form.labels)
     pairs = form.pair_sep.join(
-        f"{label}{form.value_sep}{value}" for label, value in zip(form.labels, values, strict=False)
+        f"{label}{form.value_sep}{value}{unit}" for label, value, unit in zip(form.labels, values, units, strict=False)
     )
     return form.prefix.format(rec.table_name) + pairs + form.end
 

@@ -74,6 +74,11 @@ without_histogram as (
 ),
 
 printed as (
+    -- A point's index counts the printed percentiles below it: no sort of millions of rows to number them.
+    {%- set percentiles = [
+        (0.0, 'latency_min_ms'), (50.0, 'latency_p50_ms'), (95.0, 'latency_p95_ms'),
+        (99.0, 'latency_p99_ms'), (99.9, 'latency_p999_ms'), (100.0, 'latency_max_ms'),
+    ] %}
     select
         r.io_result_id,
         r.tool,
@@ -89,27 +94,18 @@ printed as (
         r.file_id,
         r.record_index,
         r.run_index,
-        p.ordinal,
+        p.point_index,
         cast(p.percentile as double precision) as percentile,
         p.latency_ms
     from without_histogram as r
     cross join lateral (
         values
-            (0, 0.0, r.latency_min_ms),
-            (1, 50.0, r.latency_p50_ms),
-            (2, 95.0, r.latency_p95_ms),
-            (3, 99.0, r.latency_p99_ms),
-            (4, 99.9, r.latency_p999_ms),
-            (5, 100.0, r.latency_max_ms)
-    ) as p (ordinal, percentile, latency_ms)
+        {%- for percentile, column in percentiles %}
+            ({{ percentile }}, r.{{ column }}, {{ count_present(percentiles[:loop.index0] | map(attribute=1), 'r.') }})
+            {%- if not loop.last %},{% endif %}
+        {%- endfor %}
+    ) as p (percentile, latency_ms, point_index)
     where p.latency_ms is not null
-),
-
-from_printed as (
-    select
-        *,
-        row_number() over (partition by file_id, record_index order by ordinal) - 1 as point_index
-    from printed
 ),
 
 final as (
@@ -166,7 +162,7 @@ final as (
         file_id,
         record_index,
         run_index
-    from from_printed
+    from printed
 )
 
 select * from final

@@ -1,6 +1,7 @@
 -- Grain: one row per SQL statement (file_id, statement_index) with STATISTICS TIME or IO output: its
 -- compile and execution times, the I/O totals over its tables, and what they say about the disk:
--- effective read throughput (pages read x 8 KiB / execution elapsed) and CPU / elapsed.
+-- effective read throughput (pages read x 8 KiB / execution elapsed) and CPU / elapsed. A statement that failed
+-- (SQL Server printed an error for it) is marked so, with its error number, and says nothing of the disk.
 -- Incremental by file: a change replaces every row of the files it touched.
 {{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
 with query_time as (
@@ -60,6 +61,19 @@ io as (
     group by file_id, statement_index
 ),
 
+failures as (
+    -- The error a failed statement printed; a failed statement without a time block of its own has one execution
+    -- record without times, which is no block.
+    select
+        file_id,
+        statement_index,
+        min(error_number) as error_number,
+        count(*) filter (where phase = 'execution' and elapsed_ms is null) as timeless_blocks
+    from query_time
+    where error_number is not null
+    group by file_id, statement_index
+),
+
 statements as (
     select
         file_id,
@@ -69,7 +83,8 @@ statements as (
         times.compile_elapsed_ms,
         times.execution_cpu_ms,
         times.execution_elapsed_ms,
-        times.execution_blocks,
+        times.execution_blocks - coalesce(failures.timeless_blocks, 0) as execution_blocks,
+        failures.error_number,
         coalesce(io.tables, 0) as tables,
         io.scan_count,
         io.logical_reads,
@@ -88,6 +103,7 @@ statements as (
         coalesce(times.language, io.language) as language
     from times
     full outer join io using (file_id, statement_index)
+    left join failures using (file_id, statement_index)
 ),
 
 final as (
@@ -108,6 +124,8 @@ final as (
             then coalesce(s.compile_elapsed_ms, 0) + coalesce(s.execution_elapsed_ms, 0)
         end as total_elapsed_ms,
         s.execution_blocks,
+        s.error_number is not null as failed,
+        s.error_number,
         s.tables,
         s.scan_count,
         s.logical_reads,
@@ -123,12 +141,15 @@ final as (
         s.lob_pages_read,
         s.segment_reads,
         s.segment_skipped,
-        -- Reads happen while the statement executes; compile time is not I/O time.
-        case when s.execution_elapsed_ms > 0 and s.pages_read is not null
+        -- Reads happen while the statement executes; compile time is not I/O time. A failed statement's times
+        -- measure its failure, not the disk.
+        case when s.execution_elapsed_ms > 0 and s.pages_read is not null and s.error_number is null
             then {{ pages_to_bytes('s.pages_read') }} / {{ ms_to_s('s.execution_elapsed_ms') }}
         end as effective_read_bytes_per_s,
         -- Above 1: parallel plan; well below 1: the statement waited (on I/O, locks, the client).
-        case when s.execution_elapsed_ms > 0 then s.execution_cpu_ms / s.execution_elapsed_ms end as cpu_to_elapsed,
+        case when s.execution_elapsed_ms > 0 and s.error_number is null
+            then s.execution_cpu_ms / s.execution_elapsed_ms
+        end as cpu_to_elapsed,
         s.tool_version,
         s.language,
         s.file_id,

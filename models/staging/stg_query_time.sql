@@ -13,7 +13,8 @@ renamed as (
         cpu_ms,
         elapsed_ms,
         tool_version,
-        language
+        language,
+        error_number
     from source
 )
 

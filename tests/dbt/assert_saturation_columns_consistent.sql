@@ -20,8 +20,9 @@ from {{ ref('mart_saturation_points') }} as s
 where {{ in_test_scope('series_id') }} and (usl_fitted is distinct from (points >= 4)
    or (usl_fitted and not (usl_sigma between 0 and 1 and usl_kappa >= 0 and usl_lambda_iops > 0))
    or (usl_fitted and (usl_kappa > 0 and usl_sigma < 1) is distinct from (usl_peak_outstanding_io is not null))
-   or (kneedle_outstanding_io is not null and kneedle_outstanding_io not in (
-          select p.outstanding_io from {{ ref('int_saturation_points') }} as p where p.series_id = s.series_id
+   or (kneedle_outstanding_io is not null and not exists (
+          select 1 from {{ ref('int_saturation_points') }} as p
+          where p.series_id = s.series_id and p.outstanding_io = s.kneedle_outstanding_io
        )))
 union all
 select series_id, threads, 'per-thread figures'

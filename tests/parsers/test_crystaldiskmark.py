@@ -79,7 +79,7 @@ def test_cdm3_every_line_with_the_3x_defaults():
     assert recs[2].inferred == ["queue_depth", "threads", "iops"]
     assert recs[4].inferred == ["threads"]
     assert {r.tool for r in recs} == {"crystaldiskmark"}
-    assert {r.tool_version for r in recs} == {"3.0.1 x64"}
+    assert {r.tool_version for r in recs} == {"3.0.1"}
     assert {r.throughput_unit for r in recs} == {"MB/s"}
     first = recs[0]
     assert first.target == "C:" and first.started_at == "2012-02-15T20:39:27" and first.duration_s is None
@@ -107,7 +107,7 @@ def test_cdm6_every_line_sequential_is_128k():
     )
     assert recs[0].inferred == ["block_size_bytes", "iops"]
     assert recs[2].inferred == []
-    assert recs[0].target == "I:" and recs[0].tool_version == "6.0.0 x64"
+    assert recs[0].target == "I:" and recs[0].tool_version == "6.0.0"
     # `[Interval=5 sec]` is the pause between tests, not the measure time.
     assert recs[0].metadata["Test"] == "1024 MiB [I: 11.7% (14.0/119.2 GiB)] (x5)  [Interval=5 sec]"
     assert recs[0].duration_s is None
@@ -131,7 +131,7 @@ def test_cdm7_utf16le_ssd_every_line():
         ],
     )
     first = parsed.records[0]
-    assert first.tool_version == "7.0.0 x64" and first.inferred == []
+    assert first.tool_version == "7.0.0" and first.inferred == []
     assert first.metadata["Profile"] == "Default"
     assert first.metadata["Test"] == "1 GiB (x5) [Interval: 5 sec] <DefaultAffinity=DISABLED>"
     assert "Mode" not in first.metadata and "Comment" not in first.metadata
@@ -173,7 +173,7 @@ def test_cdm8_uwp_empty_mode():
         ],
     )
     first = recs[0]
-    assert first.tool_version == "8.0.0 x64 (UWP)"
+    assert (first.tool_version, first.metadata["edition"], first.metadata["architecture"]) == ("8.0.0", "UWP", "x64")
     assert first.metadata["Mode"] == ""  # `   Mode:` with nothing after it
     assert first.metadata["Time"] == "Measure 5 sec / Interval 5 sec"
     assert first.duration_s == 5.0 and first.target == "C:" and first.started_at == "2020-12-13T22:27:52"
@@ -197,7 +197,7 @@ def test_cdm8_x64_with_comment():
     meta = recs[0].metadata
     assert (meta["Mode"], meta["Comment"], meta["Profile"]) == ("[Admin]", "WD Blue 3D 1TB", "Default")
     assert meta["Time"] == "Measure 5 sec / Interval 5 sec"  # the trailing space is dropped
-    assert recs[0].target == "E:" and recs[0].tool_version == "8.0.1 x64"
+    assert recs[0].target == "E:" and recs[0].tool_version == "8.0.1"
 
 
 def test_cdm8_x86_without_comment_one_digit_hour():
@@ -215,7 +215,7 @@ def test_cdm8_x86_without_comment_one_digit_hour():
             (18, RND, "write", 4096, 1, 1, 106.121, 25908.4, 38.30),
         ],
     )
-    assert recs[0].tool_version == "8.0.1 x86"
+    assert recs[0].tool_version == "8.0.1"
     assert recs[0].metadata["Date"] == "2021/06/23 0:05:57" and recs[0].started_at == "2021-06-23T00:05:57"
     assert "Comment" not in recs[0].metadata
     assert recs[0].metadata["Test"] == "512 MiB (x2) [F: 78% (182/233GiB)]" and recs[0].target == "F:"
@@ -261,7 +261,7 @@ def test_cdm8_mix_section_is_one_combined_figure():
     )
     assert [r.read_pct for r in recs] == [100.0] * 4 + [0.0] * 4 + [70.0] * 4  # `[Mix] Read 70%/Write 30%`
     assert all("read_pct" not in r.inferred for r in recs)
-    assert recs[8].tool_version == "8.0.4 x64" and recs[8].metadata["Profile"] == "Default"
+    assert recs[8].tool_version == "8.0.4" and recs[8].metadata["Profile"] == "Default"
 
 
 KDISKMARK_MB = 1000 * 1024  # KDiskMark's "MB/s" is fio's KiB/s / 1000
@@ -340,7 +340,7 @@ def test_docstring_example_is_what_the_parser_yields():
     block = doc.split("::\n\n", 1)[1].split("\n\nRecords", 1)[0]
     recs = parse_text("\n".join(line.removeprefix("    ") for line in block.split("\n")))
     first = recs[0].to_normalized()
-    assert (first["source_line"], first["tool_version"], first["target"]) == (9, "8.0.4 x64", "C:")
+    assert (first["source_line"], first["tool_version"], first["target"]) == (9, "8.0.4", "C:")
     assert (first["started_at"], first["duration_s"]) == ("2024-01-06T05:41:48", 5.0)
     assert first["throughput_bytes_per_s"] == pytest.approx(7427749000.0)
     assert first["latency_avg_ms"] == pytest.approx(0.98781)
@@ -490,7 +490,7 @@ CrystalDiskMark 5.2.0 x64 (C) 2007-2016 hiyohiyo
         ],
     )
     assert recs[4].inferred == ["block_size_bytes", "queue_depth", "iops"]
-    assert recs[0].target == "E:" and recs[0].tool_version == "5.2.0 x64"
+    assert recs[0].target == "E:" and recs[0].tool_version == "5.2.0"
 
 
 def test_tests_not_run_print_zeros_and_are_skipped():
@@ -760,7 +760,7 @@ def test_sample_files_are_what_the_writer_makes_and_parse():
     cdm7 = files["synthetic-nvme-cdm7-utf16le.txt"]
     assert cdm7.startswith(codecs.BOM_UTF16_LE) and "\r\n".encode("utf-16-le") in cdm7
     cdm8 = formats.parse_bytes(files["synthetic-nvme-cdm8.txt"], "cdm8").records
-    assert len(cdm8) == 36 and {r.tool_version for r in cdm8} == {"8.0.4 x64"}
+    assert len(cdm8) == 36 and {r.tool_version for r in cdm8} == {"8.0.4"}
     assert all("synthetic" in r.metadata["Comment"] for r in cdm8)
     # The queue-depth results: random 4 KiB reads at QD 1..128 flatten out past QD 64 (the modelled knee).
     sweep = [r for r in cdm8 if r.run_index >= 20 and r.operation == "read"]

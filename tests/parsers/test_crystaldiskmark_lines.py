@@ -50,7 +50,7 @@ def test_one_label_takes_the_section_it_is_in_every_time():
         ("mixed", 60.0, 300.0, 7),
         ("read", 100.0, 400.0, 9),
     ]
-    assert [r.tool_version for r in recs] == ["8.0.4 x64"] * 3 + ["8.x-9.x"]
+    assert [r.tool_version for r in recs] == ["8.0.4"] * 3 + ["8.x-9.x"]
     assert recs[3].inferred == ["tool_version"]
     # A later parse of the same label in another section is not influenced by the first.
     (rec,) = parse_text(f"[Write]\n{LABEL}  500.000 MB/s [    476.8 IOPS] <  5.00 us>\n")

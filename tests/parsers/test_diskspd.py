@@ -77,9 +77,12 @@ def test_detect_claims_no_other_tools_output():
 def test_cp1251_msinfo_header_pre_2_0_20_mb_column():
     parsed = parse(corpus_file("diskspd", "basilkisel-irbis-tw57-cp1251-msinfo-header.txt"))
     assert parsed.encoding == "cp1251"
-    read, write = norm(parsed)
+    read, write, total = norm(parsed)
+    # A mixed run: its read and write rows and the Total IO row the tool prints.
+    assert [r["direction"] for r in (read, write, total)] == ["read", "write", "total"]
+    assert total["iops"] == pytest.approx(read["iops"] + write["iops"], abs=0.02)
     # Line 50 is `Command Line:`; the msinfo block and the PS prompt before it are skipped.
-    for r in (read, write):
+    for r in (read, write, total):
         assert r["source_line"] == 50 and r["run_index"] == 0
         assert (r["pattern"], r["operation"], r["read_pct"]) == ("random", "mixed", 50.0)
         assert r["block_size_bytes"] == 4096  # `block size: 4096`
@@ -116,10 +119,12 @@ def test_two_runs_with_notes_and_prompts_between():
     assert [(r["run_index"], r["direction"], r["source_line"]) for r in recs] == [
         (0, "read", 7),  # `Command Line:` of the HDD run
         (0, "write", 7),
+        (0, "total", 7),
         (1, "read", 95),  # `Command Line:` after "Testing of local SSD storage." and the PS prompt
         (1, "write", 95),
+        (1, "total", 95),
     ]
-    hdd_read, hdd_write, ssd_read, ssd_write = recs
+    hdd_read, hdd_write, _, ssd_read, ssd_write, _ = recs
     assert {r["threads"] for r in recs} == {2} and {r["queue_depth"] for r in recs} == {32}
     assert {r["duration_s"] for r in recs} == {600.0}
     assert hdd_read["target"] == "C:\\testfile.foo" and ssd_read["target"] == "D:\\testfile.foo"
@@ -145,7 +150,7 @@ def test_two_runs_with_notes_and_prompts_between():
 
 def test_2_0_21_mibs_system_information_and_total_label():
     parsed = parse(corpus_file("diskspd", "patricklang-containers-2.0.21-mibs-latency-readme.txt"))
-    read, write = norm(parsed)
+    read, write, _ = norm(parsed)
     for r in (read, write):
         assert r["source_line"] == 3  # the `docker run` line before it is skipped
         assert r["threads"] == 8 and r["queue_depth"] == 8 and r["block_size_bytes"] == 4096
@@ -207,7 +212,8 @@ def test_no_input_parameters_takes_the_command_line():
     assert rec["source_line"] == 2  # the file starts with an empty line
     assert (rec["direction"], rec["operation"], rec["pattern"]) == ("write", "write", "random")
     assert rec["block_size_bytes"] == 4096 and rec["threads"] == 4 and rec["queue_depth"] == 4
-    assert rec["inferred"] == []  # every parameter was on the command line
+    # No Input parameters: what the command line gave is listed as read from it (threads: `thread count: 4`).
+    assert rec["inferred"] == ["block_size_bytes", "operation", "pattern", "queue_depth", "read_pct"]
     # Write IO total: 24952832 | 6092 | 4.75 | 1215.24 | 6.531 | 396.90 | 13.584
     assert rec["iops"] == 1215.24 and rec["latency_avg_ms"] == 6.531
     assert rec["throughput_bytes_per_s"] == pytest.approx(4.75 * MIB)
@@ -297,7 +303,8 @@ def test_several_timespans_and_the_totals_block():
     totals += "write  |     23709818880 |      5788530 |     188.42 |   48237.72\n"
     combined = text + "\n" + second + totals
     recs = diskspd.parse(combined)
-    assert [r.run_index for r in recs] == [0, 0, 1, 1]
+    assert [r.run_index for r in recs] == [0, 0, 0, 1, 1, 1]
+    recs = [r for r in recs if r.direction != "total"]
     assert recs[2].source_line == combined.split("\n").index("Results for timespan 2:") + 1
     assert recs[2].metadata["timespan"] == "2"
     # Timespan 2 has no Input parameters of its own here: measured figures only.
@@ -368,17 +375,18 @@ def test_junk_around_and_between_runs():
     second = corpus_text("virtualclient-2.2-singlegroup-kib-units.txt")
     text = "my notes\n\nPS C:\\> .\\run.ps1\n" + first + "\nPS C:\\> echo next\nnext\n" + second + "\nPS C:\\> exit\n"
     recs = diskspd.parse(text)
-    assert [(r.run_index, r.direction) for r in recs] == [(0, "read"), (0, "write"), (1, "write")]
+    assert [(r.run_index, r.direction) for r in recs] == [(0, "read"), (0, "write"), (0, "total"), (1, "write")]
     lines = text.split("\n")
     starts = [i + 1 for i, line in enumerate(lines) if line.startswith("Command Line:")]
-    assert [recs[0].source_line, recs[2].source_line] == starts
-    assert recs[2].iops == 508.09 and recs[0].iops == 24083.62
+    assert [recs[0].source_line, recs[3].source_line] == starts
+    assert recs[3].iops == 508.09 and recs[0].iops == 24083.62
 
 
 def test_pasted_without_any_header():
     text = corpus_text("patricklang-containers-2.0.21-mibs-latency-readme.txt")
     paste = "PS C:\\> # pasted from the console\n" + text[text.index("Total IO") :]
-    read, write = diskspd.parse(paste)
+    read, write, total = diskspd.parse(paste)
+    assert total.direction == "total" and total.iops == 48202.48
     assert read.source_line == 2
     assert read.iops == 24083.62 and write.iops == 24118.86
     assert read.threads == 8  # thread rows 0..7
@@ -565,7 +573,14 @@ def test_text_writer_round_trip(disk, plan, layout):
     # I/O counts are whole numbers (half an I/O over the run), rates print with two decimals.
     iops_abs = 0.5 / plan["duration_s"] + 0.006
     tput_abs = 0.006 * MIB + iops_abs * plan["block_size_bytes"]
-    _assert_round_trip(records, parsed.records, iops_abs=iops_abs, tput_abs=tput_abs)
+    # A mixed run reads back with its Total IO row too: the sum of the two the writer was given.
+    split = [r for r in parsed.records if r.direction != "total"]
+    totals = [r for r in parsed.records if r.direction == "total"]
+    assert len(totals) == (len(split) // 2 if plan["operation"] == "mixed" else 0)
+    for total in totals:
+        pair = [r.iops or 0.0 for r in split if r.run_index == total.run_index]
+        assert total.iops == pytest.approx(sum(pair), abs=2 * iops_abs)
+    _assert_round_trip(records, split, iops_abs=iops_abs, tput_abs=tput_abs)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
@@ -586,8 +601,9 @@ def test_xml_writer_round_trip(disk, plan):
 @pytest.mark.parametrize("name", TEXT_FILES)
 def test_parsed_corpus_writes_back_to_the_same_figures(name):
     """parse -> write -> parse keeps every run's figures (the %-ile column travels as the share histogram)."""
-    first = parse(corpus_file("diskspd", name)).records
-    again = diskspd.parse(writer.write(first))
+    # (a mixed run's Total IO row is not written back: the writer prints the sum of the two it is given)
+    first = [r for r in parse(corpus_file("diskspd", name)).records if r.direction != "total"]
+    again = [r for r in diskspd.parse(writer.write(first)) if r.direction != "total"]
     assert [(r.direction, r.threads, r.queue_depth, r.block_size_bytes) for r in again] == [
         (r.direction, r.threads, r.queue_depth, r.block_size_bytes) for r in first
     ]

@@ -27,7 +27,7 @@ def test_percent_signs_in_total_cells_are_read_as_the_number():
     # Read IO total row of the file: `total: 11837591552 | 2890037 | 94.08 | 24083.62 | 1.563 | 1.026`
     row = "total:       11837591552 |      2890037 |      94.08 |   24083.62 |    1.563 |     1.026"
     assert row in text
-    read, _ = diskspd.parse(text.replace(row, row.replace("94.08 |", "94.08% |")))
+    read, _, _ = diskspd.parse(text.replace(row, row.replace("94.08 |", "94.08% |")))
     assert read.direction == "read"
     assert read.throughput == 94.08 and read.throughput_unit == "MiB/s"
     assert read.iops == 24083.62

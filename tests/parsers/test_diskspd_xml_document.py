@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from kneepoint.ingest import formats
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.formats import diskspd_xml
 from kneepoint.ingest.textio import decode
@@ -45,7 +46,23 @@ def test_another_tools_output_after_the_document_is_none():
     other = decode(SAMPLE_TEXT.read_bytes())[0]
     assert diskspd_xml.parse_document(doc + "\n" + other) is None
     assert diskspd_xml.parse_document(doc + "\nTotal IO\n") is None
-    assert diskspd_xml.parse_document(doc + "\n" + doc) is None  # two documents: the registry's slow path
+
+
+def test_documents_back_to_back_with_comment_lines_read_whole():
+    doc = sample_document()
+    for text in (
+        doc + "\n" + doc,
+        '<?xml version="1.0"?>\n<!-- run 1 of 2 -->\n' + doc + "\n<!-- run 2 of 2 -->\n\n" + doc + "\n",
+    ):
+        records = diskspd_xml.parse_document(text)
+        assert records and records == diskspd_xml.parse(text)
+        assert {r.run_index for r in records} == {0, 1}
+    # A comment naming a document (parse starts one there), a comment over lines, a comment after the last line:
+    # the registry's slow path.
+    assert diskspd_xml.parse_document("<!-- <Results> -->\n" + doc + "\n" + doc) is None
+    assert diskspd_xml.parse_document("<!-- Total IO\nthread | bytes -->\n" + doc) is None
+    assert diskspd_xml.parse_document(doc + "\n<!-- end -->") is None
+    assert diskspd_xml.parse_document(doc + "\n" + doc.replace("</Percentile>", "</Percent>", 1)) is None
 
 
 def test_leading_shell_prompt_is_none():
@@ -85,3 +102,13 @@ def test_text_inside_the_document_is_none(change):
     doc = change(sample_document())
     assert diskspd_xml.parse(doc)  # still a DiskSpd document to parse()
     assert diskspd_xml.parse_document(doc) is None
+
+
+def test_a_damaged_document_costs_only_itself():
+    doc = sample_document()
+    damaged = doc.replace("</Percentile>", "</Percent>", 1)
+    parsed = formats.parse_bytes(("\n".join([doc, damaged, doc, doc[: len(doc) // 2]])).encode(), "batch.xml")
+    assert parsed.format == "diskspd_xml" and {r.run_index for r in parsed.records} == {0, 1}
+    first, cut = parsed.warnings
+    assert first.startswith("line ") and "malformed" in first and first.endswith("that document is skipped")
+    assert cut.endswith("document never closed (output cut short?)")

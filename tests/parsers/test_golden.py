@@ -1,7 +1,7 @@
-"""Golden files: each fixture under tests/fixtures/<format>/ reads (format detected, as `kneepoint parse` reads a
-file) to what its `<fixture>.jsonl` beside it says, line for line: a first line with the format, encoding and record
-count (or the ParseError's reason and line), then one line per record, its `to_normalized()` form with the raw
-units, the metadata and the histogram.
+"""Golden files: each fixture under tests/fixtures/<format>/ reads (format detected, as `kneepoint parse` reads a file)
+to what its `<fixture>.jsonl` beside it says, line for line: a first line with the format, encoding and record count
+(and the warnings, when there are any; or the ParseError's reason and line), then one line per record, its
+`to_normalized()` form with the raw units, the metadata and the histogram.
 
 The real-world corpus is read in place (../shared/corpus, see tests/helpers.py): its expectations are kept under
 tests/fixtures/_corpus/<folder>/<file>.jsonl, and its cases skip where the corpus is absent.
@@ -65,8 +65,8 @@ def outcome(data: bytes, name: str) -> list[dict[str, Any]]:
     except ParseError as exc:
         lines = [{"error": exc.reason, "line": exc.line}]
     else:
-        head = {"format": parsed.format, "encoding": parsed.encoding, "records": len(parsed.records)}
-        if parsed.warnings:  # (only where a parser kept a file despite a line it could not read)
+        head: dict[str, Any] = {"format": parsed.format, "encoding": parsed.encoding, "records": len(parsed.records)}
+        if parsed.warnings:  # the damaged lines a parser skipped or read in part
             head["warnings"] = parsed.warnings
         lines = [head] + [golden_record(r) for r in parsed.records]
     return json.loads(json.dumps(lines))

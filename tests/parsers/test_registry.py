@@ -67,12 +67,17 @@ def test_every_format_declares_the_interface_and_the_registry_gathers_it():
         assert name == mod.NAME and mod.TITLE
         assert all(key == key.lower() and "." not in key for key in mod.HOST_KEYS | mod.USER_KEYS), name
         assert all(prefix.endswith(".") for prefix in mod.RESULT_KEY_PREFIXES), name
-    assert formats.tools() == ["crystaldiskmark", "diskspd", "fio", "kdiskmark", "sqlio"]
+    assert formats.tools() == [
+        "amorphousdiskmark", "crystaldiskmark", "diskspd", "elbencho", "fio",
+        "iometer", "kdiskmark", "sqlio", "vdbench",
+    ]  # fmt: skip
     assert formats.titles()["sqlstats"] == "SQL Server STATISTICS IO/TIME"
     assert formats.titles()["crystaldiskmark"] == "CrystalDiskMark / KDiskMark"
-    assert formats.host_keys() == {"computer_name", "computername", "hostname"}
+    assert formats.host_keys() == {"computer_name", "computername", "hostname", "hosts", "manager_name"}
     assert formats.user_keys() == frozenset()
-    assert formats.result_key_prefixes() == ("cpu.", "latency.", "read.", "results.", "total.", "write.")
+    assert formats.result_key_prefixes() == (
+        "cpu.", "first_done.", "latency.", "measured.", "read.", "result.", "results.", "total.", "write.",
+    )  # fmt: skip
     assert formats.result_keys() == ("printed_throughput", "timespan")
 
 

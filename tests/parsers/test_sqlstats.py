@@ -35,6 +35,12 @@ OLD = ("scan_count", "logical_reads", "physical_reads", "read_ahead_reads") + (
 )
 
 
+def read_with_warnings(text: str):
+    """parse(text)'s records and warnings (records.ParsedRecords carries them)."""
+    records = sqlstats.parse(text)
+    return records, records.warnings
+
+
 def parse_corpus(name: str):
     path = corpus_file("sqlstats", name)
     return formats.parse_bytes(path.read_bytes(), str(path))
@@ -93,6 +99,8 @@ def test_english_every_record():
         (2, 28, "compile", 0, 0),
         (2, 31, "execution", 0, 0),
     ]
+    # `Msg 207, Level 16, State 1, Line 1` (line 26) came before statement 2's blocks: it failed.
+    assert [r.error_number for r in time_records(recs)] == [None, None, None, None, 207, 207]
     for r in io_records(recs):
         assert r.tool_version == "2008-2016" and r.language == "en" and r.tool == "sqlserver"
         assert r.page_server_reads is None and r.segment_reads is None and r.lob_page_server_reads is None
@@ -136,7 +144,12 @@ def test_italian_2019_page_server_columns_and_the_read_ahea_typo():
     assert [r.source_line for r in ios] == list(range(5, 25))
     assert [r.table_name for r in ios[:4]] == ["Workfile", "Worktable", "FATRIG", "FATTES"]
     assert ios[-1].table_name == "MARCHE"
-    assert {r.statement_index for r in recs} == {0}
+    # Line 29: `Messaggio 207, livello 16, stato 1, riga 1` after the last block: a statement that failed with no time
+    # block of its own, an execution record without times.
+    assert {r.statement_index for r in ios} == {0}
+    failed = time_records(recs)[-1]
+    assert (failed.statement_index, failed.source_line, failed.phase, failed.error_number) == (1, 29, "execution", 207)
+    assert (failed.cpu_ms, failed.elapsed_ms) == (None, None)
     assert {(r.language, r.tool_version) for r in ios} == {("it", "2019+")}
     # Every line carries all eleven columns, including line 11 (TIPIDOC) whose last label reads
     # `letture read-ahea LOB server di pagine`: it is the 11th column by position.
@@ -149,7 +162,7 @@ def test_italian_2019_page_server_columns_and_the_read_ahea_typo():
     assert (by_name["FATRIG"].scan_count, by_name["FATRIG"].logical_reads) == (1, 13563)  # line 7
     assert (by_name["PERSONE"].scan_count, by_name["PERSONE"].logical_reads) == (4, 794)  # line 14
     # Line 1-2 `tempo di CPU = 0 ms, tempo trascorso = 0 ms.`; lines 26-27 `... = 657 ms, ... = 944 ms.`
-    assert [(r.source_line, r.phase, r.cpu_ms, r.elapsed_ms) for r in time_records(recs)] == [
+    assert [(r.source_line, r.phase, r.cpu_ms, r.elapsed_ms) for r in time_records(recs)][:2] == [
         (1, "compile", 0, 0),
         (26, "execution", 657, 944),
     ]
@@ -542,26 +555,50 @@ def test_nothing_recognizable_is_a_parse_error_with_line():
 
 
 @pytest.mark.parametrize(
-    ("text", "line", "words"),
+    ("text", "line", "words", "kept"),
     [
-        (table("A") + "\nTable 'Users'. Scan count 5, logical reads 42015, physical rea", 2, "cut off"),
-        ("\nTable 'Users'. Scan count 5, logical reads 42015, physical reads 1", 2, "cut off"),
-        ("Table 'T'. Scan count 1, logical reads 2, bogus reads 3.", 1, "fit no layout"),
+        (table("A") + "\nTable 'Users'. Scan count 5, logical reads 42015, physical rea", 2, "cut off", (5, 42015)),
+        ("\nTable 'Users'. Scan count 5, logical reads 42015, physical reads 1", 2, "cut off", (5, 42015)),
+        ("Table 'T'. Scan count 1, logical reads 2, bogus reads 3.", 1, "fit no layout", (1, 2)),
         (
             "Table 'T'. Scan count 1, physical reads 2, logical reads 3, foo 4, lob logical reads 0, "
             "lob physical reads 0, lob read-ahead reads 0.",
             1,
             "fit no layout",
+            (1, 3),
         ),
-        ("Table 'T'. Scan count 99999999999999999999, logical reads 2, physical reads 0, read-ahead reads 0.", 1, "64"),
-        (" SQL Server Execution Times:\n   CPU time = x ms,  elapsed time = 5 ms.", 2, "cannot be read"),
+        (
+            "Table 'T'. Scan count 99999999999999999999, logical reads 2, physical reads 0, read-ahead reads 0.",
+            1,
+            "64",
+            (None, 2),
+        ),
     ],
 )
-def test_unreadable_results_are_parse_errors_at_their_line(text, line, words):
+def test_a_damaged_table_line_keeps_what_it_has_and_is_a_warning(text, line, words, kept):
+    records, warnings = read_with_warnings(text)
+    damaged = next(r for r in io_records(records) if r.source_line == line)
+    assert (damaged.scan_count, damaged.logical_reads) == kept
+    (warning,) = warnings
+    assert warning.startswith(f"line {line}: ") and words in warning
+
+
+def test_an_unreadable_time_line_is_a_warning_and_its_header_skipped():
+    text = table("A") + "\n SQL Server Execution Times:\n   CPU time = x ms,  elapsed time = 5 ms.\n" + EXECUTION
+    records, warnings = read_with_warnings(text)
+    assert [(r.statement_index, getattr(r, "elapsed_ms", None)) for r in records] == [(0, None), (0, 6)]
+    assert warnings == [
+        "line 3: time line after a SQL Server time header cannot be read: 'CPU time = x ms,  elapsed time = 5 ms.'"
+    ]
+
+
+def test_a_file_is_refused_only_when_nothing_in_it_reads():
     with pytest.raises(ParseError) as err:
-        sqlstats.parse(text)
-    assert err.value.line == line
-    assert words in err.value.reason
+        sqlstats.parse("notes\nTable 'Users'. Scan count\n")
+    assert err.value.line == 2 and "cut off" in err.value.reason
+    with pytest.raises(ParseError) as err:  # an error message alone is no result
+        sqlstats.parse("Msg 208, Level 16, State 1, Line 1\nInvalid object name 'x'.\n")
+    assert err.value.line == 1 and "no SET STATISTICS" in err.value.reason
 
 
 def test_a_note_that_starts_like_a_table_line_is_junk():
@@ -597,9 +634,9 @@ def test_counts_longer_than_a_learned_layout_takes_are_read_the_robust_way():
     # 19 digits fit a BIGINT; 20 digits beyond 2**63 - 1 do not.
     rec = io_records(sqlstats.parse("\n".join([*learned, table("L", 1234567890123456789)])))[-1]
     assert (rec.table_name, rec.logical_reads) == ("L", 1234567890123456789)
-    with pytest.raises(ParseError) as err:
-        sqlstats.parse("\n".join([*learned, table("D", 99999999999999999999)]))
-    assert err.value.line == 4 and "64" in err.value.reason
+    records, warnings = read_with_warnings("\n".join([*learned, table("D", 99999999999999999999)]))
+    assert (records[-1].table_name, records[-1].logical_reads, records[-1].scan_count) == ("D", None, 1)
+    assert len(warnings) == 1 and warnings[0].startswith("line 4: ") and "64" in warnings[0]
 
 
 def test_learned_layouts_keep_the_previous_line_deciding_between_languages():
@@ -658,9 +695,9 @@ NAMES = st.text(alphabet="abcXYZ_#.[]'\" $09é", min_size=1, max_size=24)
 @st.composite
 def workloads(draw):
     """Statements the text can keep apart: one without an Execution Times block is last or followed by one that
-    starts with a compile block (the parser's rules)."""
+    starts with a compile block (the parser's rules). A statement with a time block may have failed."""
     language = draw(st.sampled_from(sorted(sqlstats.VOCABULARIES)))
-    layouts = ["2000", "2008", "2019"] + (["segment"] if language == "en" else [])
+    layouts = ["2000", "2008", "2019"] + (["segment"] if sqlstats.VOCABULARIES[language].io_segment else [])
     shapes = draw(st.lists(st.tuples(st.booleans(), st.integers(0, 3), st.booleans()), min_size=1, max_size=5))
     shapes = [list(s) for s in shapes]
     for i, shape in enumerate(shapes):
@@ -688,6 +725,11 @@ def workloads(draw):
             records.append(QueryIoRecord(index, 1, draw(NAMES), tool_version=version, **values))
         if has_execution:
             records.append(QueryTimeRecord(index, 1, "execution", float(draw(st.integers(0, 10**9))), 0.0))
+        if draw(st.booleans()):  # failed
+            error = draw(st.sampled_from([207, 208, 8134, 50000]))
+            for rec in records:
+                if rec.statement_index == index and isinstance(rec, QueryTimeRecord):
+                    rec.error_number = error
     for rec in records:
         rec.language = language
         if isinstance(rec, QueryTimeRecord):
@@ -747,3 +789,27 @@ def test_table_words_are_single_words_ending_in_a_known_letter():
     # pattern only after the letters _WORD_ENDS holds.
     assert all(len(word.split()) == 1 for word in sqlstats._TABLE_WORDS)
     assert {word[-1] for word in sqlstats._TABLE_WORDS} <= sqlstats._WORD_ENDS
+
+
+def test_printed_layouts_read_as_the_label_by_label_reading():
+    # A table line as one of the vocabularies prints it is read by its printed layout, without the label-by-label
+    # reading: both must give the same language, version and columns (names with quotes and dots included).
+    checked = 0
+    for vocab in sqlstats.VOCABULARIES.values():
+        for form, fields in sqlstats._forms(vocab):
+            for name in ("Posts", "O'Brien", "[dbo].[a'. b]"):
+                values = [10**i + i for i in range(len(fields))]
+                units = form.units or ("",) * len(form.labels)
+                pairs = form.pair_sep.join(
+                    f"{label}{form.value_sep}{value}{unit}"
+                    for label, value, unit in zip(form.labels, values, units, strict=False)
+                )
+                line = form.prefix.format(name) + pairs + form.end
+                read = sqlstats._read_table_line(line, 1, None, 0)
+                assert read is not None and read.layout is not None, line
+                word, start, end, pos = sqlstats._table_line(line)
+                code, columns, problem, cut = sqlstats._read_columns(word, line[start:end], line[pos:], None)
+                assert problem is None and not cut and code == vocab.code
+                assert read.record == sqlstats._io_record(0, 1, name, sqlstats._version(columns), code, columns), line
+                checked += 1
+    assert checked >= 3 * 3 * len(sqlstats.VOCABULARIES)

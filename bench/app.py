@@ -1,0 +1,199 @@
+"""The app as a user meets it: Store → chart, in Debian's chromium (Playwright) against a running `kneepoint app`.
+
+    app.fio     one fio JSON file (sample_data/fio/randread-4k-jobs1.json, made a new file every run)
+    app.sqlio   a 200-run SQLIO batch log (5 workloads x threads 1-16 x queue depth 1-128, a new disk each run)
+
+Each run is one worker process: it copies the sample warehouse (what `./dev app` opens), starts `kneepoint app`
+on it, opens the Upload page, chooses the file and a new disk label and waits for the Store button; the clock
+starts as Store is pressed and stops when the Curves page (the "See the curves" link pressed as soon as it shows)
+has drawn the chart of the new disk. Reported: store_s (Store → "Added ..."), chart_s (link → chart drawn) and
+store_to_chart_s (both, the target). Starting the server and the browser is not counted: the user's app is open.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from bench.harness import PROJECT_ROOT, Spec
+
+CHROMIUM = os.environ.get("KNEEPOINT_CHROMIUM", "/usr/bin/chromium")
+SAMPLE_FIO = PROJECT_ROOT / "sample_data" / "fio" / "randread-4k-jobs1.json"
+STORE_BUTTON = re.compile(r"^Store \d+ files? and rebuild")
+
+
+def available() -> str:
+    """Why the stage cannot run here, or '' when it can."""
+    if not Path(CHROMIUM).exists():
+        return f"app stage skipped: no chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "app stage skipped: the playwright package is not installed (./dev setup installs it)"
+    return ""
+
+
+def chains(out_dir: Path) -> list[list[Spec]]:
+    # One dbt target folder for every run, as a user's app keeps one per warehouse: its parsed project is warm.
+    # Each run stores into a fresh copy of the sample warehouse at one path (dbt's kept project names it).
+    common = {
+        "sample": str(out_dir / "app-sample.duckdb"),
+        "db": str(out_dir / "app-run.duckdb"),
+        "dbt_target": str(out_dir / "app-dbt-target"),
+    }
+    return [
+        [
+            Spec("app.prepare", "app_prepare", common, runs=1, warmup=0),
+            Spec("app.fio", "app_store_chart", {**common, "kind": "fio"}),
+            Spec("app.sqlio", "app_store_chart", {**common, "kind": "sqlio"}),
+        ]
+    ]
+
+
+# --------------------------------------------------------------------------------------------- worker jobs
+
+
+def job_prepare(args: dict[str, Any]) -> dict[str, Any]:
+    """The sample warehouse, as `./dev app` makes it on a fresh machine."""
+    from kneepoint.app.sample import load_sample_if_empty
+
+    os.environ["KNEEPOINT_DBT_TARGET"] = args["dbt_target"]
+    db = Path(args["sample"])
+    for path in (db, Path(f"{db}.wal")):
+        path.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    load_sample_if_empty(db)
+    return {"stages": {"prepare_s": time.perf_counter() - t0}}
+
+
+def job_store_chart(args: dict[str, Any]) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="kp-bench-app-") as scratch:
+        work = Path(scratch)
+        db = Path(args["db"])
+        Path(f"{db}.wal").unlink(missing_ok=True)
+        shutil.copy(args["sample"], db)
+        disk = f"bench app {time.time_ns()}"
+        path = _new_file(args["kind"], work, disk)
+        file_bytes = path.stat().st_size
+        server, url = _start_app(db, work, args["dbt_target"])
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(url + "/upload")
+                page.wait_for_selector("[data-testid='stApp']")
+                page.set_input_files("input[type=file]", str(path))
+                page.get_by_role("textbox", name="Disk label (required)").fill(disk)
+                page.keyboard.press("Tab")
+                store = page.get_by_role("button", name=STORE_BUTTON)
+                store.wait_for(timeout=120_000)
+                t0 = time.perf_counter()
+                store.click()
+                link = page.get_by_role("link", name=re.compile("^See the curves of"))
+                link.wait_for(timeout=300_000)
+                t1 = time.perf_counter()
+                link.click()
+                # The chart of the new disk: a plotly figure whose legend names it.
+                page.locator(".js-plotly-plot .legend", has_text=disk[:20]).first.wait_for(timeout=120_000)
+                t2 = time.perf_counter()
+                browser.close()
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return {
+        "kind": args["kind"],
+        "file_bytes": file_bytes,
+        "stages": {"store_s": t1 - t0, "chart_s": t2 - t1, "store_to_chart_s": t2 - t0},
+    }
+
+
+def _new_file(kind: str, folder: Path, name: str) -> Path:
+    if kind == "fio":
+        from bench.changes import new_fio_file
+
+        return new_fio_file(SAMPLE_FIO, folder / "randread-4k.json", name.replace(" ", "-"))
+    path = folder / "sqlio-batch.txt"
+    path.write_text(sqlio_batch_log(note=name), newline="")
+    return path
+
+
+def sqlio_batch_log(note: str = "", runs_per_workload: int = 40) -> str:
+    """A SQLIO batch log of 200 runs: 5 workloads (64 KiB random/sequential read/write, 8 KiB random read) x
+    threads 1, 2, 4, 8, 16 x queue depth 1-128, on the sample's modelled P10 disk."""
+    from kneepoint.ingest.synth import sqlio
+    from kneepoint.ingest.synth.disk_model import DiskModel, sweep
+
+    disk = DiskModel("bench P10 (modelled)", service_time_ms=5.0, sigma=0.05, kappa=0.0006, max_bytes_per_s=100e6)
+    workloads = [(64, "random", "read"), (64, "random", "write"), (64, "sequential", "read")]
+    workloads += [(64, "sequential", "write"), (8, "random", "read")]
+    records = []
+    for seed, (block_kib, pattern, operation) in enumerate(workloads, start=1):
+        records += sweep(
+            disk,
+            "sqlio",
+            pattern=pattern,
+            operation=operation,
+            block_size_bytes=block_kib * 1024,
+            threads=(1, 2, 4, 8, 16),
+            seed=seed,
+            tool_version=sqlio.VERSION,
+            target="E:\\testfile.dat",
+        )[:runs_per_workload]
+    return sqlio.write(records, notes=["", f"C:\\SQLIO>REM {note}"], newline="\r\n")
+
+
+def _start_app(db: Path, work: Path, dbt_target: str) -> tuple[subprocess.Popen[bytes], str]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, KNEEPOINT_DB=str(db), KNEEPOINT_DBT_TARGET=dbt_target)
+    log = open(work / "app.log", "wb")  # noqa: SIM115 - the server writes to it until it stops
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kneepoint.app.cli", "app", "--port", str(port)], env=env, stdout=log, stderr=log
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc, url
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError("app did not start:\n" + (work / "app.log").read_text(errors="replace")[-3000:])
+        time.sleep(0.3)
+
+
+# --------------------------------------------------------------------------------------------- summary
+
+
+def summarize(m: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for kind in ("fio", "sqlio"):
+        g = m.get(f"app.{kind}")
+        if g:
+            st = g["median"]["stages"]
+            out[kind] = {k: round(st[k], 2) for k in ("store_s", "chart_s", "store_to_chart_s")}
+            out[kind]["runs"] = g["runs_counted"]
+    return out
+
+
+def targets(app: dict[str, Any], add: Any) -> None:
+    """Issue 16's: Store → chart drawn for one fio file <= 3 s, for a 200-run SQLIO batch log <= 4 s."""
+    for kind, what, limit in (("fio", "one fio JSON file", 3), ("sqlio", "a 200-run SQLIO batch log", 4)):
+        if kind in app:
+            seconds = app[kind]["store_to_chart_s"]
+            add(f"in the app, Store → chart drawn for {what}", f"<= {limit} s", f"{seconds} s", seconds <= limit)

@@ -1,1 +1,0 @@
-"""The `kneepoint` command line (main.py) and what it prints."""

@@ -1,1 +1,0 @@
-"""What a user sends: the report, bundles, anonymization and chart images."""

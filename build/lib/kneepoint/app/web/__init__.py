@@ -1,1 +1,0 @@
-"""The Streamlit app: its entry point, its pages (pages/) and their helpers."""
