@@ -1,14 +1,22 @@
-"""Plotly figures for the app and the exported report: one function per chart, data in, figure out.
+"""Plotly figures and summary tables for the app and the exported report: one function per chart, data in,
+figure out.
 
 Figures take polars frames as app/queries.py returns them (marts, already filtered) and never query or compute
-analytics themselves: saturation points, fits and throughput come from the marts. What happens here is
-drawing: lines, markers, the wording of annotations.
+analytics themselves: saturation points, fits, the run a curve goes through and throughput come from the marts.
+What happens here is drawing, and the words come from app/wording.py. Every user-given string that reaches a
+plotly text field (trace names, titles, notes, hover text) goes through `wording.esc`: plotly draws a subset of
+HTML there, and a label must read as itself.
+
+Readability rules every chart follows: points are drawn on top and inside the axes (never clipped); notes sit in
+the top margin, never over the data; hover text is preformatted (thousands separators, no scientific notation)
+and carries no side box that the chart's edge could cut; a line joins the points of one tool only.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,28 +24,35 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import polars as pl
 
+from kneepoint.app import wording as w
+from kneepoint.app.wording import THROUGHPUT_UNITS, esc
 from kneepoint.ingest.analytics import usl_iops
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 # Thread counts on the per-thread view: light (few threads) to dark (many).
 THREAD_SCALE = ["#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b", "#41ab5d", "#238b45", "#005a32"]
+# One marker shape per tool, the same on every chart (the diamond is the saturation point's).
+TOOL_SYMBOLS = ["circle", "square", "triangle-up", "x", "star", "pentagon", "hexagon", "triangle-down", "cross"]
 LOG2_DTICK = math.log10(2)
-
-# Throughput display units: the marts carry both, and every axis says which one it shows.
-THROUGHPUT_UNITS: dict[str, tuple[str, str, float]] = {
-    # key -> (column, label, bytes per unit)
-    "MB": ("throughput_mb_per_s", "MB/s (10^6 bytes)", 1e6),
-    "MiB": ("throughput_mib_per_s", "MiB/s (2^20 bytes)", 2.0**20),
-}
+NOTE_WIDTH = 72  # characters per note line: a chart is half a page wide in the app (~560 px of 11 px text)
+NOTE_LINE_PX = 16
 
 METRICS: dict[str, tuple[str, str, str]] = {
     # key -> (column, axis title, unit in hover text)
     "iops": ("iops", "IOPS", "IOPS"),
-    "throughput_mb": ("throughput_mb_per_s", "Throughput (MB/s, 10^6 bytes)", "MB/s"),
-    "throughput_mib": ("throughput_mib_per_s", "Throughput (MiB/s, 2^20 bytes)", "MiB/s"),
+    "throughput_mb": ("throughput_mb_per_s", f"Throughput, MB/s ({w.UNIT_BASES['MB']})", "MB/s"),
+    "throughput_mib": ("throughput_mib_per_s", f"Throughput, MiB/s ({w.UNIT_BASES['MiB']})", "MiB/s"),
     "latency_avg": ("latency_avg_ms", "Mean latency (ms)", "ms mean"),
     "latency_p99": ("latency_p99_ms", "p99 latency (ms)", "ms p99"),
 }
+# A chart's title names the metric short; its axis says the unit's base (10⁶ or 2²⁰ bytes).
+TITLES = {"throughput_mb": "Throughput (MB/s)", "throughput_mib": "Throughput (MiB/s)"}
+
+
+def metric_title(metric: str) -> str:
+    return TITLES.get(metric, METRICS[metric][1])
+
+
 # Where each metric's saturation value sits in mart_saturation_points, and the factor to the axis unit.
 _SATURATION_VALUE: dict[str, tuple[str, float]] = {
     "iops": ("iops_at_saturation", 1.0),
@@ -47,23 +62,42 @@ _SATURATION_VALUE: dict[str, tuple[str, float]] = {
     "latency_p99": ("latency_p99_ms_at_saturation", 1.0),
 }
 TEMPLATE = "plotly_white"
+TOP_MARGIN = 56
 LAYOUT: dict[str, Any] = {
     "height": 430,
-    "margin": {"l": 70, "r": 20, "t": 56, "b": 60},
+    "margin": {"l": 70, "r": 24, "t": TOP_MARGIN, "b": 60},
     "legend": {"orientation": "h", "y": -0.2, "x": 0, "yanchor": "top"},
-    "hoverlabel": {"align": "left"},
+    # Hover text carries its own header: no name box beside it, which the chart's edge would cut.
+    "hovermode": "closest",
+    "hoverlabel": {"align": "left", "namelength": 0},
     "font": {"size": 12},
+    "separators": ".,",
 }
+
+
+def fmt_value(metric: str, value: float | None) -> str:
+    """A value of a metric with its unit: '282,734 IOPS', '1,534 MB/s', '0.381 ms mean'."""
+    if value is None:
+        return w.DASH
+    unit = METRICS[metric][2]
+    if metric == "iops":
+        return f"{w.fmt_iops(value)} {unit}"
+    if metric.startswith("throughput"):
+        return f"{w.fmt_int(value) if value >= 100 else w.plain(value)} {unit}"
+    return f"{w.fmt_ms(value)} {unit}"
+
+
+# -- axes -------------------------------------------------------------------------------------------------------
 
 
 def load_axis(loads: Sequence[float], title: str = "Outstanding I/O (threads × queue depth), log2") -> dict:
     """A log2 axis with a tick at every power of two, or every fourth one over a range too wide to label."""
     loads = [v for v in loads if v and v > 0]
     if not loads:
-        return {"title": title, "type": "log", "dtick": LOG2_DTICK}
+        return {"title": title, "type": "log", "dtick": LOG2_DTICK, "tickformat": "d"}
     lo, hi = min(loads), max(loads)
     wide = hi / lo > 2**10
-    # A fixed range: plotly would otherwise widen the axis to fit the saturation labels.
+    # A fixed range, padded so that a point at either end is drawn whole.
     pad = 0.1 * max(math.log10(hi / lo), 0.6)
     return {
         "title": title,
@@ -71,103 +105,63 @@ def load_axis(loads: Sequence[float], title: str = "Outstanding I/O (threads × 
         "dtick": LOG2_DTICK * (2 if wide else 1),
         "range": [math.log10(lo) - pad, math.log10(hi) + pad],
         "tickangle": 0,
+        "tickformat": "d" if lo >= 1 else "",
     }
 
 
-# -- wording --------------------------------------------------------------------------------------------------
+def wants_log(values: Sequence[float]) -> bool:
+    """Latency on a log axis by default when the values span more than 10×."""
+    positive = [v for v in values if v is not None and v > 0]
+    return bool(positive) and max(positive) / min(positive) > 10
 
 
-def fmt_iops(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"
+def value_axis(title: str, values: Sequence[float], log: bool = False) -> dict:
+    """A y axis that holds every point: from zero (linear, with headroom above the highest point) or over the
+    decades of the values (log, ticks labelled in the axis' unit: 0.1, 1, 10, never '100μ')."""
+    values = [v for v in values if v is not None and math.isfinite(v)]
+    if not log:
+        top = max(values, default=0.0)
+        return {
+            "title": title,
+            "range": [0, top * 1.12 if top > 0 else 1],
+            "exponentformat": "none",
+            "separatethousands": True,
+        }
+    positive = [v for v in values if v > 0] or [1.0]
+    lo, hi = min(positive), max(positive)
+    lo_exp, hi_exp = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    # 1-2-5 steps over a decade or two; decades alone over a wider range, so the labels never crowd
+    steps = (1, 2, 5) if hi_exp - lo_exp <= 2 else (1,)
+    ticks = [m * 10.0**e for e in range(lo_exp, hi_exp + 1) for m in steps]
+    ticks = [t for t in ticks if lo / 2.5 <= t <= hi * 2.5]
+    pad = 0.08 * max(math.log10(hi / lo), 0.5)
+    return {
+        "title": title + ", log",
+        "type": "log",
+        "range": [math.log10(lo) - pad, math.log10(hi) + pad],
+        "tickvals": ticks,
+        "ticktext": [w.fmt_ms(t) if t < 1000 else w.fmt_int(t) for t in ticks],
+    }
 
 
-def fmt_ms(value: float | None) -> str:
-    """Latency to a precision a storage engineer reads: 0.381, 4.25, 12.3, 1,234."""
-    if value is None:
-        return "–"
-    if value >= 100:
-        return f"{value:,.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    return f"{value:.3g}"
-
-
-def fmt_throughput(bytes_per_s: float | None, unit: str = "MB") -> str:
-    if bytes_per_s is None:
-        return "–"
-    _, label, factor = THROUGHPUT_UNITS[unit]
-    value = bytes_per_s / factor
-    return f"{value:,.0f} {label.split()[0]}" if value >= 100 else f"{value:,.1f} {label.split()[0]}"
-
-
-def fmt_bytes(size_bytes: float | None, unit: str = "MB") -> str:
-    """A byte count in the page's unit: '1,331 MB' (10^6) or '1,270 MiB' (2^20)."""
-    if size_bytes is None:
-        return "–"
-    _, label, factor = THROUGHPUT_UNITS[unit]
-    return f"{size_bytes / factor:,.0f} {label.split('/')[0]}"
-
-
-def fmt_load(value: float | None) -> str:
-    return "–" if value is None else f"{value:,.0f}"
-
-
-def fmt_block_size(block_size_bytes: int) -> str:
-    if block_size_bytes % (1024 * 1024) == 0:
-        return f"{block_size_bytes // (1024 * 1024)} MiB"
-    if block_size_bytes % 1024 == 0:
-        return f"{block_size_bytes // 1024} KiB"
-    return f"{block_size_bytes} B"
-
-
-def series_title(pattern: str, operation: str, read_pct: float, block_size_bytes: int, direction: str) -> str:
-    """'random read 4 KiB', 'random 70% read mix 8 KiB (write I/Os)'."""
-    op = f"{read_pct:g}% read mix" if operation == "mixed" else operation
-    counted = "" if direction == operation else f" ({direction} I/Os)"
-    return f"{pattern} {op} {fmt_block_size(block_size_bytes)}{counted}"
-
-
-def saturation_sentence(row: Mapping[str, Any]) -> str:
-    """One mart_saturation_points row in words: 'saturates at 32 outstanding: 84,398 IOPS, 0.38 ms mean'."""
-    if not row.get("saturated"):
-        return (
-            f"not saturated within the tested range ({fmt_load(row.get('min_outstanding_io'))}–"
-            f"{fmt_load(row.get('max_outstanding_io'))} outstanding; best {fmt_iops(row.get('max_iops'))} IOPS "
-            f"at {fmt_load(row.get('max_iops_outstanding_io'))})"
-        )
-    latency = row.get("latency_avg_ms_at_saturation")
-    latency_text = (
-        f"{fmt_ms(latency)} ms mean"
-        if latency is not None
-        else f"{fmt_ms(row.get('latency_p99_ms_at_saturation'))} ms p99"
-        if row.get("latency_p99_ms_at_saturation") is not None
-        else "no latency reported"
-    )
-    return (
-        f"saturates at {fmt_load(row.get('saturation_outstanding_io'))} outstanding: "
-        f"{fmt_iops(row.get('iops_at_saturation'))} IOPS, {latency_text}"
-    )
-
-
-def cpu_sentence(cpu_to_elapsed: float | None) -> str:
-    """A statement's CPU / elapsed ratio in words: 'I/O-bound: 3% CPU'."""
-    if cpu_to_elapsed is None:
-        return "CPU / elapsed not reported"
-    pct = cpu_to_elapsed * 100
-    # CPU time summed over parallel workers can exceed the elapsed time.
-    if cpu_to_elapsed < 0.5:
-        return f"I/O-bound: {pct:.0f}% CPU"
-    if cpu_to_elapsed <= 1.0:
-        return f"CPU-bound: {pct:.0f}% CPU"
-    return f"CPU-bound (parallel): {pct:.0f}% CPU"
-
-
-# -- helpers --------------------------------------------------------------------------------------------------
+# -- helpers ----------------------------------------------------------------------------------------------------
 
 
 def disk_colors(disk_keys: Sequence[str]) -> dict[str, str]:
-    """One colour per disk, stable for the page's order of disks, so every chart of a page agrees."""
+    """One colour per disk in the order given. Pages pass every stored disk (queries.all_disk_keys), so a disk
+    keeps its colour on every page; the report passes its own disks."""
     return {d: PALETTE[i % len(PALETTE)] for i, d in enumerate(dict.fromkeys(disk_keys))}
+
+
+def tool_symbols(tools: Sequence[str]) -> dict[str, str]:
+    """One marker shape per tool, by the tool's name (the same shape on every chart and page)."""
+    from kneepoint.ingest import formats
+
+    known = formats.tools()
+    return {
+        t: TOOL_SYMBOLS[(known.index(t) if t in known else len(known) + i) % len(TOOL_SYMBOLS)]
+        for i, t in enumerate(tools)
+    }
 
 
 def _colors(points: pl.DataFrame, colors: Mapping[str, str] | None) -> dict[str, str]:
@@ -178,22 +172,20 @@ def _colors(points: pl.DataFrame, colors: Mapping[str, str] | None) -> dict[str,
     return out
 
 
-def _hover(df: pl.DataFrame) -> tuple[list, str]:
-    """Hover lines naming the run: its threads × QD and the source file, run and line."""
-    custom = df.select(
-        pl.col("threads"),
-        pl.col("queue_depth"),
-        pl.col("file_name"),
-        (pl.col("run_index") + 1).alias("run"),
-        pl.col("source_line"),
-        pl.col("tool"),
-    ).rows()
-    template = (
-        "%{customdata[0]} threads × QD %{customdata[1]}<br>"
-        "%{customdata[2]}, run %{customdata[3]} (line %{customdata[4]}, %{customdata[5]})"
-        "<extra>%{fullData.name}</extra>"
-    )
-    return custom, template
+def _source_line(r: Mapping[str, Any]) -> str:
+    """The run behind a point: 'randread-4k-jobs1.json, run 3 (line 2424), fio'."""
+    line = f" (line {r['source_line']})" if r.get("source_line") is not None else ""
+    return f"{esc(r['file_name'])}, run {r['run_index'] + 1}{line}, {esc(r['tool'])}"
+
+
+def _hover(df: pl.DataFrame, metric: str, head: str) -> list[str]:
+    """Preformatted hover text per point: which disk and tool, the load, the value, the run behind it."""
+    column = METRICS[metric][0]
+    return [
+        f"<b>{head}</b><br>{w.fmt_load(r['outstanding_io'])} outstanding "
+        f"({w.threads_qd(r['threads'], r['queue_depth'])}): {fmt_value(metric, r[column])}<br>{_source_line(r)}"
+        for r in df.iter_rows(named=True)
+    ]
 
 
 @functools.cache
@@ -218,15 +210,58 @@ def _apply_template(fig: go.Figure) -> None:
         layout._validate = validate
 
 
-def _layout(fig: go.Figure, title: str, xaxis: dict, yaxis: dict, **extra: Any) -> go.Figure:
-    if xaxis.get("type") == "log":
-        xaxis = {**xaxis, "tickformat": "d"}  # log2 ticks as plain numbers: 1, 2, 4, ...
+def _layout(fig: go.Figure, title: str, xaxis: dict, yaxis: dict, notes: Sequence[str] = (), **extra: Any) -> go.Figure:
+    """Title, axes and the notes (already escaped HTML lines) in the top margin, under the title."""
     _apply_template(fig)
+    top = TOP_MARGIN + NOTE_LINE_PX * len(notes)
+    annotations = list(fig.layout.annotations or [])
+    if notes:
+        annotations.append(
+            go.layout.Annotation(
+                text="<br>".join(notes),
+                xref="paper",
+                yref="paper",
+                x=0,
+                y=1,
+                yshift=8,
+                xanchor="left",
+                yanchor="bottom",
+                showarrow=False,
+                align="left",
+                font={"size": 11},
+            )
+        )
+    layout = {**LAYOUT, **extra}
+    layout["margin"] = {**LAYOUT["margin"], "t": top}
+    layout["height"] = extra.get("height", LAYOUT["height"]) + NOTE_LINE_PX * len(notes)
     # One layout update: plotly's per-call bookkeeping, not the data, is what a redraw waits on.
     fig.update_layout(
-        {**LAYOUT, **extra, "title": {"text": title, "x": 0, "xanchor": "left"}, "xaxis": xaxis, "yaxis": yaxis}
+        {
+            **layout,
+            "title": {
+                "text": esc(title),
+                "x": 0,
+                "xanchor": "left",
+                "xref": "paper",
+                "y": 1,
+                "yref": "container",
+                "yanchor": "top",
+                "pad": {"t": 12},
+            },
+            "xaxis": xaxis,
+            "yaxis": yaxis,
+            "annotations": annotations,
+        }
     )
     return fig
+
+
+def _note_lines(color: str, text: str) -> list[str]:
+    """A note in a disk's colour, wrapped to the chart's width (plotly does not wrap annotations)."""
+    return [
+        f"<span style='color:{color}'>{'■ ' if i == 0 else '&nbsp;&nbsp;&nbsp;'}{esc(line)}</span>"
+        for i, line in enumerate(textwrap.wrap(text, NOTE_WIDTH) or [""])
+    ]
 
 
 def _saturation_rows(saturation: pl.DataFrame | None) -> dict[str, dict]:
@@ -235,106 +270,44 @@ def _saturation_rows(saturation: pl.DataFrame | None) -> dict[str, dict]:
     return {r["disk_key"]: r for r in saturation.iter_rows(named=True)}
 
 
-def _not_saturated_note(fig: go.Figure, rows: Mapping[str, dict], colors: Mapping[str, str], shown: set[str]) -> None:
-    """Disks whose series never saturated: said in words in the chart's top-left corner."""
-    # Two lines per disk: the chart is half a page wide, and a disk label alone can fill a line.
-    lines = [
-        f"<span style='color:{colors.get(k, '#444')}'>{k}:<br>"
-        + saturation_sentence(r).replace(" (", "<br>(", 1)
-        + "</span>"
-        for k, r in rows.items()
-        if k in shown and not r.get("saturated")
-    ]
-    if lines:
-        fig.add_annotation(
-            text="<br>".join(lines),
-            xref="paper",
-            yref="paper",
-            x=0.01,
-            y=0.99,
-            xanchor="left",
-            yanchor="top",
-            showarrow=False,
-            align="left",
-            bgcolor="rgba(255,255,255,0.85)",
-            font={"size": 11},
-        )
+def _saturation_notes(rows: Mapping[str, dict], colors: Mapping[str, str], shown: Sequence[str]) -> list[str]:
+    """One note per disk drawn: where it saturates, or that it did not, in the disk's colour."""
+    notes: list[str] = []
+    for k in shown:
+        r = rows.get(k)
+        if r is not None:
+            prefix = f"{k}: " if len(shown) > 1 else ""
+            notes += _note_lines(colors.get(k, "#444"), prefix + w.saturation_sentence(r))
+    return notes
 
 
-def _mark_saturation(
-    fig: go.Figure,
-    x: float,
-    y: float,
-    color: str,
-    name: str,
-    text: str,
-    slot: int,
-    x_share: float,
-    below: bool,
-    log_x: bool = True,
-    y_share: float = 0.5,
-    log_y: bool = False,
-) -> None:
-    """A marked, annotated saturation point.
-
-    The label goes where the curve leaves room: below the point for IOPS and throughput (under the plateau),
-    above it for latency (before the hockey stick rises), towards the wider side so it is
-    never cut off (`x_share`, `y_share`: the point's position across the x and y ranges, 0..1); `slot`
-    staggers several disks' labels."""
+def _mark_saturation(fig: go.Figure, x: float, y: float, color: str, name: str, text: str, vline: bool) -> None:
+    """The saturation point: a diamond on the curve (its sentence is in the notes and the hover)."""
     fig.add_trace(
         go.Scatter(
             x=[x],
             y=[y],
             mode="markers",
             marker={"symbol": "diamond", "size": 14, "color": color, "line": {"color": "black", "width": 1.5}},
-            name=f"{name}: saturation",
-            legendgroup=name,
+            name="saturation point",
+            legendgroup="saturation",
             showlegend=False,
-            hovertemplate=f"{text}<extra>{name}</extra>",
+            cliponaxis=False,
+            hovertemplate=f"<b>{esc(name)}</b><br>{esc(text)}<extra></extra>",
         )
     )
-    if log_x:
-        fig.add_vline(x=x, line={"color": color, "width": 1, "dash": "dot"})
-    # A point near the bottom (another disk's curve sets the scale) is labelled above, near the top below.
-    if below and y_share < 0.3:
-        below = False
-    elif not below and y_share > 0.75:
-        below = True
-    # The label goes to the side with more room: a fixed x range (load_axis) keeps it from stretching the axis.
-    to_left = x_share > 0.5
-    fig.add_annotation(
-        # plotly places annotations on log axes in log10 units
-        x=math.log10(x) if log_x else x,
-        y=math.log10(y) if log_y and y > 0 else y,
-        text=text,
-        showarrow=True,
-        arrowhead=2,
-        arrowcolor=color,
-        ax=-24 if to_left else 24,
-        ay=(40 + 30 * slot) * (1 if below else -1),
-        xanchor="right" if to_left else "left",
-        font={"color": color, "size": 11},
-        bgcolor="rgba(255,255,255,0.92)",
-        bordercolor=color,
-        borderwidth=1,
-    )
+    if vline:
+        fig.add_vline(x=x, line={"color": color, "width": 1, "dash": "dot"}, layer="below")
 
 
-def _share(value: float, values: Sequence[float], log: bool) -> float:
-    """Where `value` sits across the range of `values`, 0..1 (on a log scale, over the positive values)."""
-    if log:
-        values = [v for v in values if v > 0]
-    if not values or (log and value <= 0):
-        return 0.5
-    lo, hi = min(values), max(values)
-    if hi <= lo:
-        return 0.5
-    if log:
-        return (math.log(value) - math.log(lo)) / (math.log(hi) - math.log(lo))
-    return (value - lo) / (hi - lo)
+def _saturation_legend(fig: go.Figure) -> None:
+    """The diamond explained once in the legend."""
+    marked = [t for t in fig.data if t.legendgroup == "saturation"]
+    if marked:
+        marked[0].showlegend = True
 
 
-# -- curves against load --------------------------------------------------------------------------------------
+# -- curves against load ----------------------------------------------------------------------------------------
 
 
 def curve_figure(
@@ -344,53 +317,62 @@ def curve_figure(
     colors: Mapping[str, str] | None = None,
     usl: bool = False,
     title: str | None = None,
-    log_y: bool = False,
+    log_y: bool | None = False,
 ) -> go.Figure:
-    """One metric against outstanding I/O (log2 axis), one line per disk through the best run at each load.
-
-    Other runs at the same load show as faint markers; the saturation point (mart_saturation_points) is
-    marked and annotated; with `usl`, the USL fit of the mart is overlaid on the IOPS chart."""
-    column, axis_title, unit = METRICS[metric]
+    """One metric against outstanding I/O (log2 axis): per disk, one line per tool through that tool's best run
+    at each load (mart_curve_points), each tool with its marker shape; the other runs at a load (other threads ×
+    queue depth, repeats) as hollow circles; the saturation point (mart_saturation_points) as a diamond, said in
+    the notes above the chart; with `usl`, the mart's USL fit over the IOPS chart. `log_y` None: log when the
+    values span more than 10×."""
+    column, axis_title, _ = METRICS[metric]
     colors = _colors(points, colors)
     sat_rows = _saturation_rows(saturation)
+    values = points[column].drop_nulls().to_list() if column in points.columns else []
+    log = wants_log(values) if log_y is None else log_y
+    symbols = tool_symbols(sorted(set(points["tool"].to_list()))) if not points.is_empty() else {}
     fig = go.Figure()
-    shown: set[str] = set()
-    slot = 0
+    shown: list[str] = []
+    others_shown = False
     for disk_key, color in colors.items():
         df = points.filter(pl.col("disk_key") == disk_key).drop_nulls(column)
         if df.is_empty():
             continue
-        shown.add(disk_key)
-        best = df.filter(pl.col("best_at_load"))
-        others = df.filter(~pl.col("best_at_load"))
-        custom, template = _hover(best)
-        fig.add_trace(
-            go.Scatter(
-                x=best["outstanding_io"].to_list(),
-                y=best[column].to_list(),
-                mode="lines+markers",
-                name=disk_key,
-                legendgroup=disk_key,
-                line={"color": color, "width": 2},
-                customdata=custom,
-                hovertemplate=f"%{{x}} outstanding: %{{y:,.4~g}} {unit}<br>" + template,
+        shown.append(disk_key)
+        tools = df["tool"].unique(maintain_order=True).to_list()
+        for tool in tools:
+            line = df.filter((pl.col("tool") == tool) & pl.col("best_for_tool"))
+            name = disk_key if len(tools) == 1 else f"{disk_key} · {tool}"
+            fig.add_trace(
+                go.Scatter(
+                    x=line["outstanding_io"].to_list(),
+                    y=line[column].to_list(),
+                    mode="lines+markers" if line.height > 1 else "markers",
+                    name=esc(name),
+                    legendgroup=esc(disk_key),
+                    line={"color": color, "width": 2},
+                    marker={"symbol": symbols.get(tool, "circle"), "size": 8 if line.height > 1 else 11},
+                    cliponaxis=False,
+                    hovertext=_hover(line, metric, esc(name)),
+                    hovertemplate="%{hovertext}<extra></extra>",
+                )
             )
-        )
+        others = df.filter(~pl.col("best_for_tool"))
         if not others.is_empty():
-            custom, template = _hover(others)
             fig.add_trace(
                 go.Scatter(
                     x=others["outstanding_io"].to_list(),
                     y=others[column].to_list(),
                     mode="markers",
-                    name=f"{disk_key}: other runs",
-                    legendgroup=disk_key,
-                    showlegend=False,
-                    marker={"color": color, "size": 6, "opacity": 0.45, "symbol": "circle-open"},
-                    customdata=custom,
-                    hovertemplate="other run at %{x} outstanding: %{y:,.4~g}<br>" + template,
+                    name="other runs at the same load (other threads × QD, repeats)",
+                    legendgroup="others",
+                    showlegend=not others_shown,
+                    marker={"color": color, "size": 7, "opacity": 0.5, "symbol": "circle-open"},
+                    cliponaxis=False,
+                    hovertext=_hover(others, metric, "other run: " + esc(disk_key)),
+                    hovertemplate="%{hovertext}<extra></extra>",
                 )
             )
+            others_shown = True
         row = sat_rows.get(disk_key)
         if usl and metric == "iops" and row is not None and row.get("usl_fitted"):
             _add_usl(fig, row, color, disk_key)
@@ -398,39 +380,18 @@ def curve_figure(
             sat_column, factor = _SATURATION_VALUE[metric]
             value = row.get(sat_column)
             if value is not None:
-                text = (
-                    saturation_sentence(row).replace(": ", ":<br>", 1)
-                    if metric == "iops"
-                    else f"saturates at {fmt_load(row['saturation_outstanding_io'])}: "
-                    f"{_fmt_metric(metric, value * factor)}"
+                text = f"saturates at {w.fmt_load(row['saturation_outstanding_io'])} outstanding: " + fmt_value(
+                    metric, value * factor
                 )
-                x = row["saturation_outstanding_io"]
-                share = _share(x, points["outstanding_io"].to_list(), log=True)
-                values = points[column].drop_nulls().to_list()
-                y_share = _share(value * factor, values if log_y else [0.0, *values], log=log_y)
-                below = not metric.startswith("latency")
-                _mark_saturation(
-                    fig, x, value * factor, color, disk_key, text, slot, share, below, y_share=y_share, log_y=log_y
-                )
-                slot += 1
-    _not_saturated_note(fig, sat_rows, colors, shown)
+                _mark_saturation(fig, row["saturation_outstanding_io"], value * factor, color, disk_key, text, True)
+    _saturation_legend(fig)
     return _layout(
         fig,
-        title or f"{axis_title} vs outstanding I/O",
+        title or f"{metric_title(metric)} vs outstanding I/O",
         load_axis(points["outstanding_io"].to_list() if not points.is_empty() else []),
-        {"title": axis_title + (", log" if log_y else ""), "type": "log"}
-        if log_y
-        else {"title": axis_title, "rangemode": "tozero"},
+        value_axis(axis_title, values, log),
+        notes=_saturation_notes(sat_rows, colors, shown),
     )
-
-
-def _fmt_metric(metric: str, value: float) -> str:
-    unit = METRICS[metric][2]
-    if metric == "iops":
-        return f"{fmt_iops(value)} {unit}"
-    if metric.startswith("throughput"):
-        return f"{value:,.1f} {unit}"
-    return f"{fmt_ms(value)} {unit}"
 
 
 def _add_usl(fig: go.Figure, row: Mapping[str, Any], color: str, disk_key: str) -> None:
@@ -439,23 +400,20 @@ def _add_usl(fig: go.Figure, row: Mapping[str, Any], color: str, disk_key: str) 
     steps = 96
     xs = [lo * (hi / lo) ** (i / steps) for i in range(steps + 1)] if hi > lo else [lo]
     ys = [usl_iops(x, row["usl_lambda_iops"], row["usl_sigma"], row["usl_kappa"]) for x in xs]
-    r2 = row.get("usl_r_squared")
-    peak = row.get("usl_peak_outstanding_io")
-    label = f"{disk_key}: USL fit" + (f" (R² {r2:.3f})" if r2 is not None else "")
-    detail = (
-        f"λ {row['usl_lambda_iops']:,.0f} IOPS, σ {row['usl_sigma']:.4f}, κ {row['usl_kappa']:.2e}"
-        + (f"<br>USL peak at {peak:,.0f} outstanding: {fmt_iops(row.get('usl_peak_iops'))} IOPS" if peak else "")
-        + (f"<br>{row['usl_note']}" if row.get("usl_note") else "")
-    )
+    sentence = esc(w.usl_sentence(row))
     fig.add_trace(
         go.Scatter(
             x=xs,
             y=ys,
             mode="lines",
-            name=label,
-            legendgroup=disk_key,
+            name=esc(f"{disk_key}: USL model"),
+            legendgroup=esc(disk_key),
             line={"color": color, "width": 1.5, "dash": "dash"},
-            hovertemplate=f"USL at %{{x:,.1f}} outstanding: %{{y:,.0f}} IOPS<br>{detail}<extra></extra>",
+            hovertext=[
+                f"<b>{esc(disk_key)}: USL model</b><br>{w.fmt_iops(y)} IOPS at {w.plain(x)} outstanding<br>{sentence}"
+                for x, y in zip(xs, ys, strict=True)
+            ],
+            hovertemplate="%{hovertext}<extra></extra>",
         )
     )
 
@@ -465,67 +423,62 @@ def latency_vs_iops_figure(
     saturation: pl.DataFrame | None = None,
     latency: str = "latency_avg",
     colors: Mapping[str, str] | None = None,
-    log_y: bool = False,
+    log_y: bool | None = False,
 ) -> go.Figure:
-    """The hockey stick: latency against IOPS through the best run at each load, saturation marked."""
+    """The hockey stick: latency against IOPS, one line per disk and tool through its best run at each load
+    (labelled with the load), saturation marked."""
     column, axis_title, _ = METRICS[latency]
     colors = _colors(points, colors)
     sat_rows = _saturation_rows(saturation)
+    values = points[column].drop_nulls().to_list() if column in points.columns else []
+    log = wants_log(values) if log_y is None else log_y
+    symbols = tool_symbols(sorted(set(points["tool"].to_list()))) if not points.is_empty() else {}
     fig = go.Figure()
-    shown: set[str] = set()
-    slot = 0
+    shown: list[str] = []
     for disk_key, color in colors.items():
-        df = points.filter((pl.col("disk_key") == disk_key) & pl.col("best_at_load")).drop_nulls(column)
+        df = points.filter((pl.col("disk_key") == disk_key) & pl.col("best_for_tool")).drop_nulls(column)
         if df.is_empty():
             continue
-        shown.add(disk_key)
-        custom, template = _hover(df)
-        fig.add_trace(
-            go.Scatter(
-                x=df["iops"].to_list(),
-                y=df[column].to_list(),
-                mode="lines+markers+text",
-                text=[f"{v:g}" for v in df["outstanding_io"].to_list()],
-                textposition="top left",
-                textfont={"size": 9, "color": color},
-                name=disk_key,
-                legendgroup=disk_key,
-                line={"color": color, "width": 2},
-                customdata=custom,
-                hovertemplate="%{x:,.0f} IOPS, %{y:,.4~g} ms at %{text} outstanding<br>" + template,
+        shown.append(disk_key)
+        tools = df["tool"].unique(maintain_order=True).to_list()
+        for tool in tools:
+            line = df.filter(pl.col("tool") == tool)
+            name = disk_key if len(tools) == 1 else f"{disk_key} · {tool}"
+            fig.add_trace(
+                go.Scatter(
+                    x=line["iops"].to_list(),
+                    y=line[column].to_list(),
+                    mode=("lines+" if line.height > 1 else "") + "markers+text",
+                    text=[w.fmt_load(v) for v in line["outstanding_io"].to_list()],
+                    textposition="top left",
+                    textfont={"size": 9, "color": color},
+                    name=esc(name),
+                    legendgroup=esc(disk_key),
+                    line={"color": color, "width": 2},
+                    marker={"symbol": symbols.get(tool, "circle"), "size": 8},
+                    cliponaxis=False,
+                    hovertext=_hover(line, latency, esc(name)),
+                    hovertemplate="%{hovertext}<br>%{x:,.0f} IOPS<extra></extra>",
+                )
             )
-        )
         row = sat_rows.get(disk_key)
         sat_column, _ = _SATURATION_VALUE[latency]
         if row is not None and row.get("saturated") and row.get(sat_column) is not None:
-            share = _share(row["iops_at_saturation"], points["iops"].drop_nulls().to_list(), log=False)
-            values = points[column].drop_nulls().to_list()
-            y_share = _share(row[sat_column], values if log_y else [0.0, *values], log=log_y)
             _mark_saturation(
-                fig,
-                row["iops_at_saturation"],
-                row[sat_column],
-                color,
-                disk_key,
-                saturation_sentence(row).replace(": ", ":<br>", 1),
-                slot,
-                share,
-                below=False,
-                log_x=False,
-                y_share=y_share,
-                log_y=log_y,
+                fig, row["iops_at_saturation"], row[sat_column], color, disk_key, w.saturation_sentence(row), False
             )
-            slot += 1
-    _not_saturated_note(fig, sat_rows, colors, shown)
+    _saturation_legend(fig)
+    iops = points["iops"].drop_nulls().to_list() if not points.is_empty() else []
     return _layout(
         fig,
         f"{axis_title} vs IOPS (labels: outstanding I/O)",
-        {"title": "IOPS", "rangemode": "tozero"},
-        {"title": axis_title + ", log", "type": "log"} if log_y else {"title": axis_title, "rangemode": "tozero"},
+        value_axis("IOPS", iops) | {"range": [0, max(iops, default=1) * 1.15]},
+        value_axis(axis_title, values, log),
+        notes=_saturation_notes(sat_rows, colors, shown),
     )
 
 
-# -- per thread count -----------------------------------------------------------------------------------------
+# -- per thread count -------------------------------------------------------------------------------------------
 
 
 def threads_figure(
@@ -533,12 +486,12 @@ def threads_figure(
     metric: str,
     by_threads: pl.DataFrame | None = None,
     colors: Mapping[str, str] | None = None,
-    log_y: bool = False,
+    log_y: bool | None = False,
 ) -> go.Figure:
     """One line per disk and thread count, x = queue depth (log2): does adding threads or queue depth help?
 
     Each thread count's saturation (mart_saturation_by_threads) is marked with a diamond."""
-    column, axis_title, unit = METRICS[metric]
+    column, axis_title, _ = METRICS[metric]
     colors = _colors(points, colors)
     sat_column, factor = _SATURATION_VALUE[metric]
     sat = (
@@ -549,6 +502,8 @@ def threads_figure(
     dashes = ["solid", "dash", "dot", "dashdot", "longdash"]
     fig = go.Figure()
     df_all = points.filter(pl.col("best_at_threads_qd")).drop_nulls(column)
+    values = df_all[column].to_list()
+    log = wants_log(values) if log_y is None else log_y
     thread_counts = sorted(df_all["threads"].unique().to_list()) if not df_all.is_empty() else []
     shade = {t: THREAD_SCALE[min(i, len(THREAD_SCALE) - 1)] for i, t in enumerate(thread_counts)}
     measured = set(df_all["disk_key"].to_list()) if not df_all.is_empty() else set()
@@ -561,70 +516,45 @@ def threads_figure(
             if df.is_empty():
                 continue
             color = shade[threads] if single else colors[disk_key]
-            name = f"{threads} thread{'s' if threads != 1 else ''}" + ("" if single else f" · {disk_key}")
-            custom, template = _hover(df)
+            name = w.plural(threads, "thread") + ("" if single else f" · {disk_key}")
             fig.add_trace(
                 go.Scatter(
                     x=df["queue_depth"].to_list(),
                     y=df[column].to_list(),
                     mode="lines+markers",
-                    name=name,
+                    name=esc(name),
                     line={"color": color, "width": 2, "dash": "solid" if single else dashes[t % len(dashes)]},
-                    customdata=custom,
-                    hovertemplate=f"QD %{{x}}: %{{y:,.4~g}} {unit}<br>" + template,
+                    cliponaxis=False,
+                    hovertext=_hover(df, metric, esc(name)),
+                    hovertemplate="%{hovertext}<extra></extra>",
                 )
             )
             row = sat.get((disk_key, threads))
             if row is not None and row.get("saturated") and row.get(sat_column) is not None:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[row["saturation_queue_depth"]],
-                        y=[row[sat_column] * factor],
-                        mode="markers",
-                        marker={
-                            "symbol": "diamond",
-                            "size": 12,
-                            "color": color,
-                            "line": {"color": "black", "width": 1},
-                        },
-                        showlegend=False,
-                        name=f"{name}: saturation",
-                        hovertemplate=(
-                            f"{name} saturates at QD {row['saturation_queue_depth']} "
-                            f"({fmt_load(row['saturation_outstanding_io'])} outstanding): "
-                            f"{fmt_iops(row['iops_at_saturation'])} IOPS<extra></extra>"
-                        ),
-                    )
+                _mark_saturation(
+                    fig,
+                    row["saturation_queue_depth"],
+                    row[sat_column] * factor,
+                    color,
+                    name,
+                    w.saturation_sentence(row, by_threads=True),
+                    False,
                 )
-    same = (
-        by_threads.filter(pl.col("saturates_at_same_outstanding_io"))
-        if by_threads is not None and not by_threads.is_empty() and "saturates_at_same_outstanding_io" in by_threads
-        else None
-    )
-    if same is not None and not same.is_empty():
-        notes = [
-            (f"{k}:<br>" if len(colors) > 1 else "")
-            + f"saturates at {fmt_load(n)} outstanding, whatever the thread count"
-            for k, n in same.select("disk_key", "saturation_outstanding_io").unique(maintain_order=True).rows()
-        ]
-        fig.add_annotation(
-            text="<br>".join(notes),
-            xref="paper",
-            yref="paper",
-            x=0.01,
-            y=0.99,
-            xanchor="left",
-            yanchor="top",
-            showarrow=False,
-            align="left",
-            bgcolor="rgba(255,255,255,0.85)",
-            font={"size": 11},
-        )
+    _saturation_legend(fig)
+    notes: list[str] = []
+    if by_threads is not None and not by_threads.is_empty() and "saturates_at_same_outstanding_io" in by_threads:
+        same = by_threads.filter(pl.col("saturates_at_same_outstanding_io"))
+        for k, n in same.select("disk_key", "saturation_outstanding_io").unique(maintain_order=True).rows():
+            prefix = f"{k}: " if len(disks) > 1 else ""
+            notes += _note_lines(
+                colors.get(k, "#444"), f"{prefix}saturates at {w.fmt_load(n)} outstanding, whatever the thread count"
+            )
     return _layout(
         fig,
-        f"{axis_title} vs queue depth per thread count",
+        f"{metric_title(metric)} vs queue depth per thread count",
         load_axis(points["queue_depth"].to_list() if not points.is_empty() else [], "Queue depth per thread, log2"),
-        {"title": axis_title + ", log", "type": "log"} if log_y else {"title": axis_title, "rangemode": "tozero"},
+        value_axis(axis_title, values, log),
+        notes=notes,
     )
 
 
@@ -635,9 +565,14 @@ def iops_heatmap(points: pl.DataFrame, disk_key: str) -> go.Figure:
     depths = sorted(df["queue_depth"].unique().to_list()) if not df.is_empty() else []
     cell = {(r["threads"], r["queue_depth"]): r for r in df.iter_rows(named=True)}
     z = [[cell[(t, q)]["iops"] if (t, q) in cell else None for q in depths] for t in threads]
-    text = [[fmt_iops(v) if v is not None else "" for v in row] for row in z]
-    files = [
-        [f"{cell[(t, q)]['file_name']}, run {cell[(t, q)]['run_index'] + 1}" if (t, q) in cell else "" for q in depths]
+    text = [[w.fmt_iops(v) if v is not None else "" for v in row] for row in z]
+    hover = [
+        [
+            f"{w.plural(t, 'thread')} × QD {q}: {w.fmt_iops(cell[(t, q)]['iops'])} IOPS<br>{_source_line(cell[(t, q)])}"
+            if (t, q) in cell
+            else ""
+            for q in depths
+        ]
         for t in threads
     ]
     fig = go.Figure(
@@ -647,10 +582,10 @@ def iops_heatmap(points: pl.DataFrame, disk_key: str) -> go.Figure:
             z=z,
             text=text,
             texttemplate="%{text}",
-            customdata=files,
+            customdata=hover,
             colorscale="Blues",
-            colorbar={"title": "IOPS"},
-            hovertemplate="%{y} threads × QD %{x}: %{z:,.0f} IOPS<br>%{customdata}<extra></extra>",
+            colorbar={"title": "IOPS", "exponentformat": "none", "separatethousands": True},
+            hovertemplate="%{customdata}<extra></extra>",
             hoverongaps=False,
         )
     )
@@ -663,57 +598,162 @@ def iops_heatmap(points: pl.DataFrame, disk_key: str) -> go.Figure:
     )
 
 
-# -- compare --------------------------------------------------------------------------------------------------
+# -- summaries --------------------------------------------------------------------------------------------------
 
 
-def _ratio(value: float | None) -> str:
-    return "" if value is None else f" ({value:.2f}×)"
+def summary_grid(grid: pl.DataFrame, disk_key: str, unit: str = "MB") -> pl.DataFrame:
+    """CrystalDiskMark's grid for one disk: SEQ / RND rows by block size, Read and Write columns; sequential
+    workloads in MB/s, random ones in IOPS, each with its latency and the load it was measured at. A row for the
+    best measured load, and one for the lowest load where that differs. `grid` is queries.disk_grid's frame."""
+    df = grid.filter(pl.col("disk_key") == disk_key)
+    rows: dict[tuple, dict[str, str]] = {}
+    for r in df.iter_rows(named=True):
+        which = "best" if r["grid_load"] == "best" else "lowest load"
+        key = (
+            r["pattern"] != "sequential",
+            -r["block_size_bytes"],
+            r["grid_load"] != "best",
+            r["pattern"],
+            r["block_size_bytes"],
+            which,
+        )
+        if w.is_sequential(r["pattern"]):
+            figure = w.fmt_throughput(r["throughput_bytes_per_s"], unit)
+        else:
+            figure = f"{w.fmt_iops(r['iops'])} IOPS"
+        latency = w.latency_text(r["latency_avg_ms"], r["latency_p99_ms"])
+        rows.setdefault(key, {})[r["operation"]] = (
+            f"{figure} · {latency} · {w.fmt_load(r['outstanding_io'])} outstanding "
+            f"({r['threads']}T × QD{r['queue_depth']})"
+        )
+    out = [
+        {
+            "workload": f"{w.grid_row_title(k[3], k[4])}, {k[5]}",
+            "Read": v.get("read", "not measured"),
+            "Write": v.get("write", "not measured"),
+        }
+        for k, v in sorted(rows.items())
+    ]
+    return pl.DataFrame(out, schema={"workload": pl.String, "Read": pl.String, "Write": pl.String})
 
 
-def compare_table(compared: pl.DataFrame, unit: str = "MB") -> pl.DataFrame:
-    """The saturation points side by side: one column per disk, one row per figure, ratios to the baseline.
+# -- compare ----------------------------------------------------------------------------------------------------
 
-    `compared` is queries.compare_saturation's frame."""
+
+def _compared_value(r: Mapping[str, Any], unit: str) -> tuple[float | None, str, float | None, str]:
+    """What Compare ranks a disk by in a workload, like with like: the best measured IOPS; sequential workloads
+    are shown as the throughput that makes (IOPS × block size). (rank value, words, value drawn, axis title)."""
+    iops = r.get("max_iops")
+    if iops is None:
+        return None, w.DASH, None, ""
+    if w.is_sequential(r["pattern"]):
+        _, label, factor = THROUGHPUT_UNITS[unit]
+        bytes_per_s = iops * r["block_size_bytes"]
+        return iops, w.fmt_throughput(bytes_per_s, unit), bytes_per_s / factor, f"best measured {label}"
+    return iops, f"{w.fmt_iops(iops)} IOPS", iops, "best measured IOPS"
+
+
+def compare_rows(compared: pl.DataFrame, baseline: str, unit: str = "MB") -> list[dict[str, Any]]:
+    """One workload's disks ranked by their best measured IOPS, each with its difference to the baseline."""
+    base = next((r for r in compared.iter_rows(named=True) if r["disk_key"] == baseline), None)
+    base_value = _compared_value(base, unit)[0] if base else None
+    out = []
+    for r in compared.iter_rows(named=True):
+        value, text, shown, axis = _compared_value(r, unit)
+        ratio = value / base_value if value is not None and base_value else None
+        out.append(
+            {
+                **r,
+                "compared": value,
+                "compared_text": text,
+                "shown": shown,
+                "axis": axis,
+                "ratio": ratio,
+                "pct": w.fmt_pct_diff(ratio),
+            }
+        )
+    return sorted(out, key=lambda r: -(r["compared"] or 0))
+
+
+def verdict(rows: Sequence[Mapping[str, Any]], baseline: str) -> str:
+    """A workload's comparison in one line: 'synthetic stripe: +32 % over synthetic P10 (best measured 12,345
+    vs 9,350 IOPS); saturates at 64 vs 32 outstanding'."""
+    base = next((r for r in rows if r["disk_key"] == baseline), None)
+    others = [r for r in rows if r["disk_key"] != baseline]
+    if base is None or not others:
+        return "measured on one disk only: nothing to compare"
+    parts = []
+    for r in others:
+        text = (
+            f"{r['disk_key']}: {r['pct']} vs {baseline} (best measured {r['compared_text']} vs {base['compared_text']})"
+        )
+        if r["saturated"] and base["saturated"]:
+            text += (
+                f"; saturates at {w.fmt_load(r['saturation_outstanding_io'])} vs "
+                f"{w.fmt_load(base['saturation_outstanding_io'])} outstanding"
+            )
+        elif r["saturated"] != base["saturated"]:
+            sat, unsat = (r, base) if r["saturated"] else (base, r)
+            text += (
+                f"; {sat['disk_key']} saturates at {w.fmt_load(sat['saturation_outstanding_io'])} outstanding, "
+                f"{unsat['disk_key']} not up to {w.fmt_load(unsat['max_outstanding_io'])}"
+            )
+        parts.append(text)
+    return ". ".join(parts)
+
+
+def compare_table(compared: pl.DataFrame, baseline: str, unit: str = "MB") -> pl.DataFrame:
+    """The saturation points side by side: one column per disk, one row per figure. Differences to the baseline
+    compare like with like: best measured with best measured, saturation points only where both disks saturate
+    (the first column says what each row compares)."""
+    base = next((r for r in compared.iter_rows(named=True) if r["disk_key"] == baseline), None)
     figures = [
+        "Best IOPS measured (vs baseline's best)",
         "Saturation",
-        "Saturates at (outstanding I/O)",
-        "threads × queue depth",
-        "IOPS at saturation",
-        "Throughput at saturation",
-        "Mean latency at saturation",
-        "p99 latency at saturation",
+        "Saturates at, outstanding I/O (both saturated)",
+        "threads × queue depth at saturation",
+        "IOPS at saturation (both saturated)",
+        "Throughput at saturation (both saturated)",
+        "Mean latency at saturation (both saturated)",
+        "p99 latency at saturation (both saturated)",
         "Latency growth, lowest load → saturation",
-        "Best IOPS measured",
-        "Tested range (outstanding I/O)",
-        "USL peak (outstanding I/O, R²)",
+        "Tested range",
+        "USL model",
         "Tools",
     ]
     rows: dict[str, list[str]] = {"": figures}
+
+    def diff(r: Mapping[str, Any], column: str, both_saturated: bool = True) -> str:
+        if base is None or r["disk_key"] == baseline or r.get(column) is None or not base.get(column):
+            return ""
+        if both_saturated and not (r["saturated"] and base["saturated"]):
+            return ""
+        return f" ({w.fmt_pct_diff(r[column] / base[column])})"
+
     for r in compared.iter_rows(named=True):
         sat = bool(r["saturated"])
-        usl = (
-            f"{r['usl_peak_outstanding_io']:,.0f} (R² {r['usl_r_squared']:.2f})"
-            if r.get("usl_peak_outstanding_io") and r.get("usl_r_squared") is not None
-            else r.get("usl_note") or "–"
-        )
         rows[r["disk_key"]] = [
+            f"{w.fmt_iops(r['max_iops'])} at {w.fmt_load(r['max_iops_outstanding_io'])}"
+            + diff(r, "max_iops", both_saturated=False),
             "saturated" if sat else "not saturated within the tested range",
-            (fmt_load(r["saturation_outstanding_io"]) + _ratio(r.get("outstanding_io_ratio"))) if sat else "–",
-            f"{r['saturation_threads']} × {r['saturation_queue_depth']}" if sat else "–",
-            (fmt_iops(r["iops_at_saturation"]) + _ratio(r.get("iops_ratio"))) if sat else "–",
-            (fmt_throughput(r["throughput_bytes_per_s_at_saturation"], unit) + _ratio(r.get("throughput_ratio")))
+            (w.fmt_load(r["saturation_outstanding_io"]) + diff(r, "saturation_outstanding_io")) if sat else w.DASH,
+            w.threads_qd(r["saturation_threads"], r["saturation_queue_depth"]) if sat else w.DASH,
+            (w.fmt_iops(r["iops_at_saturation"]) + diff(r, "iops_at_saturation")) if sat else w.DASH,
+            (
+                w.fmt_throughput(r["throughput_bytes_per_s_at_saturation"], unit)
+                + diff(r, "throughput_bytes_per_s_at_saturation")
+            )
             if sat
-            else "–",
-            (f"{fmt_ms(r['latency_avg_ms_at_saturation'])} ms" + _ratio(r.get("latency_avg_ratio")))
+            else w.DASH,
+            (f"{w.fmt_ms(r['latency_avg_ms_at_saturation'])} ms" + diff(r, "latency_avg_ms_at_saturation"))
             if sat and r["latency_avg_ms_at_saturation"] is not None
-            else "–",
-            (f"{fmt_ms(r['latency_p99_ms_at_saturation'])} ms" + _ratio(r.get("latency_p99_ratio")))
+            else w.DASH,
+            (f"{w.fmt_ms(r['latency_p99_ms_at_saturation'])} ms" + diff(r, "latency_p99_ms_at_saturation"))
             if sat and r["latency_p99_ms_at_saturation"] is not None
-            else "–",
-            f"{r['latency_growth_to_saturation']:.2f}×" if r.get("latency_growth_to_saturation") else "–",
-            f"{fmt_iops(r['max_iops'])} at {fmt_load(r['max_iops_outstanding_io'])}" + _ratio(r.get("max_iops_ratio")),
-            f"{fmt_load(r['min_outstanding_io'])}–{fmt_load(r['max_outstanding_io'])} ({r['points']} loads)",
-            usl,
+            else w.DASH,
+            f"{r['latency_growth_to_saturation']:.2f}×" if r.get("latency_growth_to_saturation") else w.DASH,
+            w.tested_range(r["min_outstanding_io"], r["max_outstanding_io"], r["points"], r["runs"]),
+            w.usl_sentence(r),
             ", ".join(r["tools"] or []),
         ]
     return pl.DataFrame(rows)
@@ -729,70 +769,65 @@ def saturation_matrix(overview: pl.DataFrame, disk_keys: Sequence[str]) -> pl.Da
         if r["saturated"]:
             latency = r["latency_avg_ms_at_saturation"]
             text = (
-                f"{fmt_load(r['saturation_outstanding_io'])} outstanding: {fmt_iops(r['iops_at_saturation'])} IOPS"
-                + (f", {fmt_ms(latency)} ms" if latency is not None else "")
+                f"{w.fmt_load(r['saturation_outstanding_io'])} outstanding: {w.fmt_iops(r['iops_at_saturation'])} IOPS"
+                + (f", {w.fmt_ms(latency)} ms" if latency is not None else "")
             )
+        elif r["min_outstanding_io"] == r["max_outstanding_io"]:
+            text = f"only at {w.fmt_load(r['max_outstanding_io'])} outstanding: {w.fmt_iops(r['max_iops'])} IOPS"
         else:
-            text = f"not saturated (≤ {fmt_load(r['max_outstanding_io'])}): {fmt_iops(r['max_iops'])} IOPS"
+            text = f"not saturated (≤ {w.fmt_load(r['max_outstanding_io'])}): {w.fmt_iops(r['max_iops'])} IOPS"
         cells.setdefault(key, {})[r["disk_key"]] = text
     keys = [d for d in disk_keys if d in set(overview["disk_key"].to_list())]
     return pl.DataFrame(
-        [{"workload": series_title(*k), **{d: v.get(d, "not measured") for d in keys}} for k, v in cells.items()]
+        [{"workload": w.workload_title(*k), **{d: v.get(d, "not measured") for d in keys}} for k, v in cells.items()]
     )
 
 
 def _wrap(text: str, width: int = 26) -> str:
-    """Break a long disk label onto lines for an axis (plotly does not wrap tick labels)."""
-    lines: list[str] = []
-    for word in text.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return "<br>".join(lines)
+    """Break a long disk label onto lines for an axis (plotly does not wrap tick labels); escaped."""
+    return "<br>".join(esc(line) for line in textwrap.wrap(text, width) or [""])
 
 
-def compare_figure(compared: pl.DataFrame, baseline: str, colors: Mapping[str, str] | None = None) -> go.Figure:
-    """IOPS at saturation (or, unsaturated, the best measured) per disk, labelled with the ratio to the baseline.
-
-    Horizontal bars, so long disk labels stay readable. `compared` is queries.compare_saturation's frame: one
-    row per disk with `iops_compared` and `iops_ratio`."""
-    colors = _colors(compared, colors)
+def compare_figure(
+    rows: Sequence[Mapping[str, Any]], baseline: str, title: str, colors: Mapping[str, str] | None = None
+) -> go.Figure:
+    """One workload's disks as ranked horizontal bars of their best measured IOPS (sequential: MB/s), each
+    labelled with its difference to the baseline ('+32 %'). `rows` is compare_rows' list."""
+    colors = dict(colors or {})
     fig = go.Figure()
-    top = 0.0
-    for r in compared.iter_rows(named=True):
-        value = r["iops_compared"]
-        top = max(top, value or 0)
-        ratio = r.get("iops_ratio")
-        label = f"{fmt_iops(value)} IOPS"
-        if ratio is not None:
-            label += " (baseline)" if r["disk_key"] == baseline else f", {ratio:.2f}× baseline"
+    top = max((r["shown"] or 0 for r in rows), default=0.0)
+    for r in rows:
+        label = f"{r['compared_text']}  " + ("baseline" if r["disk_key"] == baseline else r["pct"])
         fig.add_trace(
             go.Bar(
                 y=[_wrap(r["disk_key"])],
-                x=[value],
+                x=[r["shown"]],
                 orientation="h",
-                name=r["disk_key"],
-                marker={
-                    "color": colors.get(r["disk_key"], PALETTE[0]),
-                    "pattern": {"shape": "" if r["saturated"] else "/"},
-                },
-                text=[label],
+                name=esc(r["disk_key"]),
+                marker={"color": colors.get(r["disk_key"], PALETTE[0])},
+                text=[esc(label)],
                 textposition="auto",  # inside a long bar, beside a short one
-                hovertemplate=f"{r['disk_key']}<br>{saturation_sentence(r)}<extra></extra>",
+                cliponaxis=False,
+                hovertemplate=f"<b>{esc(r['disk_key'])}</b><br>{esc(w.saturation_sentence(r))}<extra></extra>",
             )
         )
     return _layout(
         fig,
-        "IOPS at saturation (hatched: not saturated, best measured)",
-        {"title": "IOPS", "rangemode": "tozero", "range": [0, 1.15 * (top or 1)]},
+        title,
+        {
+            "title": next((r["axis"] for r in rows if r["axis"]), "best measured IOPS"),
+            "range": [0, 1.6 * (top or 1)],
+            "exponentformat": "none",
+            "separatethousands": True,
+        },
         {"title": "", "autorange": "reversed", "automargin": True},
         showlegend=False,
-        height=max(260, 140 + 80 * compared.height),
+        height=max(170, 80 + 84 * len(rows)),
+        margin={"l": 70, "r": 24, "t": TOP_MARGIN, "b": 40},
     )
 
 
-# -- SQL workloads --------------------------------------------------------------------------------------------
+# -- SQL workloads ----------------------------------------------------------------------------------------------
 
 
 def statements_on_curve_figure(
@@ -810,31 +845,43 @@ def statements_on_curve_figure(
     _, _, factor = THROUGHPUT_UNITS[unit]
     fig = curve_figure(points, metric, saturation=saturation, colors=colors)
     colors = _colors(points, colors)
+    xs: list[float] = []
     for disk_key, df in statements.group_by("disk_key", maintain_order=True):
         color = colors.get(disk_key[0], PALETTE[0])
         on_curve = df.drop_nulls("curve_outstanding_io")
         if on_curve.is_empty():
             continue
+        x = on_curve["curve_outstanding_io"].to_list()
+        xs += x
+        lo = min(x)
         fig.add_trace(
             go.Scatter(
-                x=on_curve["curve_outstanding_io"].to_list(),
+                x=x,
                 y=(on_curve["effective_read_bytes_per_s"] / factor).to_list(),
                 mode="markers+text",
-                text=on_curve["label"].to_list(),
-                # alternate sides, so statements that read at about the same rate stay legible
+                text=[esc(t) for t in on_curve["label"].to_list()],
+                # the leftmost label reads to the right of its marker, so the axis never cuts it; the others
+                # alternate above and below, so statements reading at about the same rate stay legible
                 textposition=[
-                    ("bottom right", "top left", "top right", "bottom left")[i % 4] for i in range(on_curve.height)
+                    ("top right" if i % 2 == 0 else "bottom right")
+                    if v == lo
+                    else ("top center", "bottom center")[i % 2]
+                    for i, v in enumerate(x)
                 ],
                 textfont={"size": 10},
                 marker={"symbol": "x", "size": 12, "color": "black", "line": {"color": color, "width": 1}},
-                name=f"{disk_key[0]}: statements",
-                customdata=[[cpu_sentence(v)] for v in on_curve["cpu_to_elapsed"].to_list()],
-                hovertemplate=(
-                    f"%{{text}}: %{{y:,.1f}} {unit}/s effective read<br>%{{customdata[0]}}<br>"
-                    "the disk's curve gives that at %{x:,.1f} outstanding I/O<extra></extra>"
-                ),
+                name=esc(f"{disk_key[0]}: statements"),
+                cliponaxis=False,
+                hovertext=[
+                    f"<b>{esc(t)}</b><br>the disk's curve gives that at {w.fmt_load(v)} outstanding I/O"
+                    for t, v in zip(on_curve["label"].to_list(), x, strict=True)
+                ],
+                hovertemplate="%{hovertext}<extra></extra>",
             )
         )
+    if xs:
+        loads = [*points["outstanding_io"].to_list(), *xs]
+        fig.update_layout(xaxis=load_axis(loads))
     fig.update_layout(title={"text": f"Statements' effective read throughput on the disk's curve ({unit}/s)"})
     return fig
 
@@ -860,13 +907,16 @@ def percentile_figure(dist: pl.DataFrame, colors: Mapping[str, str] | None = Non
         for i, load in enumerate(loads):
             d = df.filter(pl.col("outstanding_io") == load).sort("percentile")
             first = d.row(0, named=True)
+            name = (
+                f"{disk_key} · {w.fmt_load(load)} outstanding" if len(colors) > 1 else f"{w.fmt_load(load)} outstanding"
+            )
             fig.add_trace(
                 go.Scatter(
                     x=[_nines(p) for p in d["percentile"].to_list()],
                     y=d["latency_ms"].to_list(),
                     mode="lines+markers",
-                    name=f"{disk_key} · {load:g} outstanding" if len(colors) > 1 else f"{load:g} outstanding",
-                    legendgroup=disk_key,
+                    name=esc(name),
+                    legendgroup=esc(disk_key),
                     opacity=0.35 + 0.65 * (i + 1) / len(loads),
                     line={
                         "color": color,
@@ -874,11 +924,12 @@ def percentile_figure(dist: pl.DataFrame, colors: Mapping[str, str] | None = Non
                         "shape": "hv" if first["curve_source"] == "histogram" else "linear",
                     },
                     marker={"size": 3},
-                    customdata=[[p, first["file_name"], first["run_index"] + 1] for p in d["percentile"].to_list()],
-                    hovertemplate=(
-                        "p%{customdata[0]:.4~f}: %{y:,.4~g} ms<br>%{customdata[1]}, run %{customdata[2]}"
-                        "<extra>%{fullData.name}</extra>"
-                    ),
+                    hovertext=[
+                        f"<b>{esc(name)}</b><br>p{p:.4g}: {w.fmt_ms(v)} ms<br>{esc(first['file_name'])}, "
+                        f"run {first['run_index'] + 1}"
+                        for p, v in zip(d["percentile"].to_list(), d["latency_ms"].to_list(), strict=True)
+                    ],
+                    hovertemplate="%{hovertext}<extra></extra>",
                 )
             )
     return _layout(
@@ -890,5 +941,5 @@ def percentile_figure(dist: pl.DataFrame, colors: Mapping[str, str] | None = Non
             "ticktext": [f"p{p:g}" for p in _PERCENTILE_TICKS] + ["max"],
             "range": [-0.1, MAX_NINES + 0.2],
         },
-        {"title": "Latency (ms), log", "type": "log"},
+        value_axis("Latency (ms)", dist["latency_ms"].to_list() if not dist.is_empty() else [], log=True),
     )

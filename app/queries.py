@@ -1,18 +1,28 @@
 """Reads of the marts for the app and the report. SQL lives here, not in the pages; results are polars frames.
 
-Every read filters in DuckDB (disks, series) so a page never pulls the whole fact table; the pages cache
-results by `data_version()` (app/state.py). Connections are short-lived so a `kneepoint ingest` in a shell can
+The rules the app shows are computed once, in the models (the run a curve goes through, the loads that get a
+percentile curve, a statement's place on a curve, the unit check, the saturation point): these reads select them.
+The SQL is plain and portable (selects, joins on keys, WHERE / GROUP BY / ORDER BY; lists are passed as repeated
+`?` placeholders), so the same reads can run on PostgreSQL. The one exception is the saturation rule at a
+tolerance other than the built one: the table macro `saturation_points(tol)` the marts store, as the command
+line reads it.
+
+Every read filters in the database (disks, series) so a page never pulls the whole fact table; the pages cache
+results by `data_version()` (app/web/state.py). Connections are short-lived so a `kneepoint ingest` in a shell can
 take the write lock between two reads.
 """
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import polars as pl
 
+from kneepoint.ingest.analytics import LatencyPoint, LatencyTargetPoint, latency_target_point
 from kneepoint.ingest.warehouse import Location, connect, exists, is_postgres, locate
 
 
@@ -28,7 +38,19 @@ class Series(NamedTuple):
 
 # The filter every series read shares; parameters in Series order.
 _SERIES_WHERE = "pattern = ? AND operation = ? AND read_pct = ? AND block_size_bytes = ? AND direction = ?"
-_DISKS_WHERE = "disk_key IN (SELECT unnest(?::VARCHAR[]))"
+
+
+def _series_where(prefix: str) -> str:
+    """_SERIES_WHERE on the columns of one table of a join (`prefix` 'r.')."""
+    return " AND ".join(f"{prefix}{c} = ?" for c in Series._fields)
+
+
+SERIES_ORDER = "pattern, operation, read_pct DESC, block_size_bytes, direction"
+
+
+def _in(column: str, values: Sequence[Any]) -> str:
+    """`column IN (?, ?, ...)` for `values` (passed as parameters); a list that cannot match when empty."""
+    return f"{column} IN ({', '.join('?' * len(values))})" if values else "1 = 0"
 
 
 def current_db() -> Location:
@@ -74,16 +96,48 @@ def tables(db: Location | None = None) -> frozenset[str]:
     )
 
 
+def can_write(db: Location | None = None) -> bool:
+    """Whether this account may store, relabel and delete files: on PostgreSQL, its privileges on the raw layer
+    (or on the schema, before the raw layer exists); a DuckDB file, whether the file (or its folder) is writable.
+    Upload and Stored files say so up front instead of failing on Store."""
+    db = db or current_db()
+    if is_postgres(db):
+        sql = (
+            "SELECT has_table_privilege('raw_files', 'INSERT') AND has_table_privilege('raw_files', 'DELETE')"
+            if "raw_files" in tables(db)
+            else "SELECT has_schema_privilege(current_schema(), 'CREATE')"
+        )
+        return bool(query(f"{sql} AS ok", db=db)["ok"][0])
+    return os.access(db if db.exists() else db.parent, os.W_OK)
+
+
 def has_marts(db: Location | None = None) -> bool:
     return "fct_io_results" in tables(db)
+
+
+def disk_key(disk: str, host: str | None) -> str:
+    """The name the marts give a disk (macro disk_key in macros/labels.sql): `disk`, or `disk @ host`."""
+    disk, host = disk.strip(), (host or "").strip()
+    return f"{disk} @ {host}" if host else disk
+
+
+# -- disks and series -------------------------------------------------------------------------------------------
 
 
 def disks(db: Location | None = None) -> pl.DataFrame:
     """Disks with benchmark results, the ones curves can be drawn for."""
     return query(
-        "SELECT * FROM dim_disks WHERE disk_key IN (SELECT DISTINCT disk_key FROM fct_io_results) ORDER BY disk, host",
+        "SELECT * FROM dim_disks WHERE disk_key IN (SELECT disk_key FROM fct_io_results) ORDER BY disk, host",
         db=db,
     )
+
+
+def all_disk_keys(db: Location | None = None) -> list[str]:
+    """Every disk in the models (benchmarks or SQL statements), in one stable order: the order colours follow,
+    so a disk keeps its colour on every page."""
+    if "dim_disks" not in tables(db):
+        return []
+    return query("SELECT disk_key FROM dim_disks ORDER BY disk, host", db=db)["disk_key"].to_list()
 
 
 def disk_labels(db: Location | None = None) -> list[str]:
@@ -101,126 +155,249 @@ def host_labels(db: Location | None = None) -> list[str]:
     return query("SELECT DISTINCT host FROM raw_files WHERE host IS NOT NULL ORDER BY host", db=db)["host"].to_list()
 
 
-def disk_key(disk: str, host: str | None) -> str:
-    """The name the marts give a disk (macro disk_key in macros/labels.sql): `disk`, or `disk @ host`."""
-    disk, host = disk.strip(), (host or "").strip()
-    return f"{disk} @ {host}" if host else disk
-
-
 def series_options(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
-    """Pattern / operation / read % / block size / direction combinations measured on the chosen disks,
-    the series measured at the most loads first."""
+    """Pattern / operation / read % / block size / direction combinations measured on the chosen disks, the
+    series measured on the most disks and at the most loads first."""
+    keys = list(disk_keys)
     return query(
         f"""
         SELECT pattern, operation, read_pct, block_size_bytes, direction,
                count(DISTINCT outstanding_io) AS loads, count(DISTINCT disk_key) AS disks, count(*) AS runs
         FROM fct_io_results
-        WHERE {_DISKS_WHERE}
-        GROUP BY ALL
+        WHERE {_in("disk_key", keys)}
+        GROUP BY pattern, operation, read_pct, block_size_bytes, direction
         ORDER BY disks DESC, loads DESC, pattern, operation, block_size_bytes, direction
         """,
-        [list(disk_keys)],
+        keys,
         db=db,
     )
+
+
+def shared_workload_disks(disk_keys: Sequence[str], db: Location | None = None) -> list[str]:
+    """The disks (of `disk_keys`, in their order) that share the workload measured on the most of them: what
+    Compare opens on, so its first view compares like with like."""
+    keys = list(disk_keys)
+    if not keys:
+        return []
+    options = series_options(keys, db)
+    if options.is_empty() or options["disks"][0] < 2:
+        return keys[:1]
+    top = options.row(0, named=True)
+    series = Series(*(top[c] for c in Series._fields))
+    measured = set(
+        query(
+            f"SELECT DISTINCT disk_key FROM fct_io_results WHERE {_in('disk_key', keys)} AND {_SERIES_WHERE}",
+            [*keys, *series],
+            db=db,
+        )["disk_key"].to_list()
+    )
+    return [k for k in keys if k in measured]
+
+
+# -- curves -----------------------------------------------------------------------------------------------------
 
 
 def curve_points(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
-    """Every run of one series on the chosen disks, ordered by load.
-
-    `best_at_load` marks the run the curve goes through where several share one outstanding-I/O value
-    (2 threads x QD 16 and 4 x 8, or a repeated sweep), `best_at_threads_qd` the one per thread count and
-    queue depth; both with the tie-break of the saturation marts (macros/saturation.sql), so the curve and the
-    marked saturation point are the same run."""
-    order = "iops DESC, latency_avg_ms ASC NULLS LAST, file_id, record_index"
+    """Every run of one series on the chosen disks, ordered by load, with the runs the curves go through
+    (mart_curve_points): `best_at_load` the run the series' curve and saturation point use at a load,
+    `best_for_tool` the one a tool's own line goes through, `best_at_threads_qd` the one per thread count and
+    queue depth."""
+    keys = list(disk_keys)
     return query(
         f"""
-        SELECT disk_key, disk, host, tool, threads, queue_depth, outstanding_io,
-               iops, throughput_bytes_per_s, throughput_mb_per_s, throughput_mib_per_s,
-               latency_avg_ms, latency_p50_ms, latency_p95_ms, latency_p99_ms, latency_p999_ms,
-               littles_law_ratio, file_name, file_id, record_index, run_index, source_line,
-               row_number() OVER (PARTITION BY disk_key, outstanding_io ORDER BY {order}) = 1 AS best_at_load,
-               row_number() OVER (PARTITION BY disk_key, threads, queue_depth ORDER BY {order}) = 1
-                   AS best_at_threads_qd
-        FROM fct_io_results
-        WHERE {_DISKS_WHERE} AND {_SERIES_WHERE} AND iops IS NOT NULL
-        ORDER BY disk_key, outstanding_io, threads
+        SELECT r.disk_key, r.disk, r.host, r.tool, r.threads, r.queue_depth, r.outstanding_io,
+               r.iops, r.throughput_bytes_per_s, r.throughput_mb_per_s, r.throughput_mib_per_s,
+               r.latency_avg_ms, r.latency_p50_ms, r.latency_p95_ms, r.latency_p99_ms, r.latency_p999_ms,
+               r.littles_law_ratio, r.file_name, r.file_id, r.record_index, r.run_index, r.source_line,
+               c.kept_at_load AS best_at_load, c.kept_for_tool_at_load AS best_for_tool,
+               c.kept_at_threads_qd AS best_at_threads_qd
+        FROM fct_io_results r
+        JOIN mart_curve_points c ON c.io_result_id = r.io_result_id
+        WHERE {_in("r.disk_key", keys)} AND {_series_where("r.")}
+              AND r.iops IS NOT NULL
+        ORDER BY r.disk_key, r.outstanding_io, r.threads, r.tool
         """,
-        [list(disk_keys), *series],
+        [*keys, *series],
         db=db,
     )
 
 
-def saturation(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
-    """mart_saturation_points (rule, USL fit, Kneedle) for one series on the chosen disks."""
+def saturation(
+    disk_keys: Sequence[str], series: Series, db: Location | None = None, tolerance: float | None = None
+) -> pl.DataFrame:
+    """mart_saturation_points (rule, USL fit, Kneedle) for one series on the chosen disks; at another
+    `tolerance`, the same rule through the table macro the mart is built from (as `kneepoint saturation
+    --tolerance` reads it)."""
     if "mart_saturation_points" not in tables(db):
         return pl.DataFrame()
+    keys = list(disk_keys)
+    source, params = "mart_saturation_points", []
+    if tolerance is not None and not math.isclose(tolerance, built_tolerance(db)):
+        source, params = "saturation_points(?)", [tolerance]
     return query(
-        f"SELECT * FROM mart_saturation_points WHERE {_DISKS_WHERE} AND {_SERIES_WHERE} ORDER BY disk_key",
-        [list(disk_keys), *series],
+        f"SELECT * FROM {source} WHERE {_in('disk_key', keys)} AND {_SERIES_WHERE} ORDER BY disk_key",
+        [*params, *keys, *series],
         db=db,
     )
+
+
+def built_tolerance(db: Location | None = None) -> float:
+    """The tolerance the saturation marts were built with (dbt var saturation_tolerance)."""
+    from kneepoint.ingest import units
+
+    return units.var("saturation_tolerance")
 
 
 def saturation_by_threads(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
     """mart_saturation_by_threads: the saturation per thread count, the load being the queue depth."""
     if "mart_saturation_by_threads" not in tables(db):
         return pl.DataFrame()
+    keys = list(disk_keys)
     return query(
-        f"SELECT * FROM mart_saturation_by_threads WHERE {_DISKS_WHERE} AND {_SERIES_WHERE} ORDER BY disk_key, threads",
-        [list(disk_keys), *series],
+        f"SELECT * FROM mart_saturation_by_threads WHERE {_in('disk_key', keys)} AND {_SERIES_WHERE} "
+        "ORDER BY disk_key, threads",
+        [*keys, *series],
         db=db,
     )
 
 
-def compare_saturation(
-    disk_keys: Sequence[str], series: Series, baseline: str, db: Location | None = None
-) -> pl.DataFrame:
-    """mart_saturation_points for one series on the chosen disks, with ratios to the baseline disk.
+def target_columns(found: LatencyTargetPoint | None, target_ms: float, threads: int | None = None) -> dict:
+    """The latency-target columns of a series (the command line's --latency-target-ms and the app's)."""
+    out: dict[str, Any] = {
+        "latency_target_ms": target_ms,
+        "latency_target_metric": found.latency_metric if found else None,
+        "latency_target_outstanding_io": (int(found.load) * (threads or 1)) if found else None,
+        "iops_at_latency_target": found.iops if found else None,
+        "latency_ms_at_latency_target": found.latency_ms if found else None,
+    }
+    if threads is not None:
+        out["latency_target_queue_depth"] = int(found.load) if found else None
+    return out
 
-    `iops_ratio` compares IOPS at saturation, or the best measured where a disk did not saturate (its
-    `saturated` says which); the latency and throughput ratios compare the saturation points themselves."""
-    if "mart_saturation_points" not in tables(db):
-        return pl.DataFrame()
-    return query(
+
+def latency_target(
+    disk_keys: Sequence[str], series: Series | None, target_ms: float, db: Location | None = None
+) -> dict[tuple[str, str], dict]:
+    """Per disk and series (series_id): the largest measured load whose p99 latency (mean where the tool gave
+    no p99) stays under `target_ms`, and its IOPS (ingest/analytics.latency_target_point over the run the curve
+    keeps at each load, int_saturation_points). `series` None: every series of the disks."""
+    keys = list(disk_keys)
+    where = _in("disk_key", keys) + (f" AND {_SERIES_WHERE}" if series else "")
+    rows = query(
         f"""
-        WITH s AS (
-            SELECT *, CASE WHEN saturated THEN iops_at_saturation ELSE max_iops END AS iops_compared
-            FROM mart_saturation_points
-            WHERE {_DISKS_WHERE} AND {_SERIES_WHERE}
-        ),
-        b AS (SELECT * FROM s WHERE disk_key = ?)
-        SELECT s.*,
-               s.iops_compared / nullif(b.iops_compared, 0) AS iops_ratio,
-               s.max_iops / nullif(b.max_iops, 0) AS max_iops_ratio,
-               s.throughput_bytes_per_s_at_saturation / nullif(b.throughput_bytes_per_s_at_saturation, 0)
-                   AS throughput_ratio,
-               s.latency_avg_ms_at_saturation / nullif(b.latency_avg_ms_at_saturation, 0) AS latency_avg_ratio,
-               s.latency_p99_ms_at_saturation / nullif(b.latency_p99_ms_at_saturation, 0) AS latency_p99_ratio,
-               s.saturation_outstanding_io / nullif(b.saturation_outstanding_io, 0) AS outstanding_io_ratio
-        FROM s LEFT JOIN b ON true
-        ORDER BY list_position(?::VARCHAR[], s.disk_key)
+        SELECT disk_key, series_id, outstanding_io, iops, latency_p99_ms, latency_avg_ms
+        FROM int_saturation_points WHERE {where}
+        ORDER BY disk_key, series_id, outstanding_io
         """,
-        [list(disk_keys), *series, baseline, list(disk_keys)],
+        [*keys, *(series or ())],
         db=db,
     )
+    points: dict[tuple[str, str], list[LatencyPoint]] = {}
+    for disk, series_id, load, iops, p99, avg in rows.rows():
+        points.setdefault((disk, series_id), []).append(LatencyPoint(load, iops, p99, avg))
+    return {k: target_columns(latency_target_point(p, target_ms), target_ms) for k, p in points.items()}
 
 
 def saturation_overview(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
-    """Every series' saturation point on the chosen disks: the compare page's table of all workloads."""
+    """Every series' saturation point on the chosen disks: the compare page's and the report's table of all
+    workloads."""
     if "mart_saturation_points" not in tables(db):
         return pl.DataFrame()
+    keys = list(disk_keys)
     return query(
-        f"""
-        SELECT * FROM mart_saturation_points WHERE {_DISKS_WHERE}
-        ORDER BY pattern, operation, read_pct DESC, block_size_bytes, direction, disk_key
-        """,
-        [list(disk_keys)],
+        f"SELECT * FROM mart_saturation_points WHERE {_in('disk_key', keys)} ORDER BY {SERIES_ORDER}, disk_key",
+        keys,
         db=db,
     )
 
 
+def disk_grid(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    """The CrystalDiskMark-style summary of each disk: per pure read or write workload (pattern and block size),
+    the run at its best measured IOPS (mart_saturation_points.max_iops_outstanding_io) and the one at its lowest
+    load, with their IOPS, throughput and latency (int_saturation_points keeps one run per load)."""
+    if "mart_saturation_points" not in tables(db):
+        return pl.DataFrame()
+    keys = list(disk_keys)
+    return query(
+        f"""
+        SELECT s.disk_key, s.pattern, s.operation, s.block_size_bytes, s.tools, s.points,
+               CASE WHEN p.outstanding_io = s.max_iops_outstanding_io THEN 'best' ELSE 'lowest' END AS grid_load,
+               p.outstanding_io, p.threads, p.queue_depth, p.iops, p.throughput_bytes_per_s, p.latency_avg_ms,
+               p.latency_p99_ms, p.tool
+        FROM mart_saturation_points s
+        JOIN int_saturation_points p
+          ON p.series_id = s.series_id
+         AND (p.outstanding_io = s.max_iops_outstanding_io OR p.outstanding_io = s.min_outstanding_io)
+        WHERE {_in("s.disk_key", keys)} AND s.operation IN ('read', 'write') AND s.direction = s.operation
+        ORDER BY s.disk_key, s.pattern DESC, s.block_size_bytes DESC, s.operation, p.outstanding_io DESC
+        """,
+        keys,
+        db=db,
+    )
+
+
+def latency_percentiles(
+    disk_keys: Sequence[str], series: Series, every_load: bool = False, db: Location | None = None
+) -> pl.DataFrame:
+    """fct_latency_distribution for the run each curve goes through: at the loads mart_percentile_loads picks
+    (the lowest, the saturation point, the highest), or at every load (int_saturation_points)."""
+    if "fct_latency_distribution" not in tables(db):
+        return pl.DataFrame()
+    keys = list(disk_keys)
+    source = "int_saturation_points" if every_load else "mart_percentile_loads"
+    return query(
+        f"""
+        SELECT k.disk_key, d.outstanding_io, d.threads, d.queue_depth, d.percentile, d.latency_ms, d.curve_source,
+               d.latency_avg_ms, d.tool, k.file_name, d.run_index, d.io_result_id
+        FROM fct_latency_distribution d
+        JOIN {source} k ON k.io_result_id = d.io_result_id
+        WHERE {_in("k.disk_key", keys)} AND {_series_where("k.")}
+        ORDER BY k.disk_key, d.outstanding_io, d.point_index
+        """,
+        [*keys, *series],
+        db=db,
+    )
+
+
+# -- checks -----------------------------------------------------------------------------------------------------
+
+
+def unit_checks(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    """mart_unit_checks per tool and printed unit: records checked, off by more than the tolerance, the largest
+    deviation."""
+    keys = list(disk_keys)
+    return query(
+        f"""
+        SELECT tool, reported_throughput_unit, count(*) AS checked,
+               count(*) FILTER (WHERE NOT within_tolerance) AS mismatched, max(deviation) AS max_deviation
+        FROM mart_unit_checks WHERE {_in("disk_key", keys)}
+        GROUP BY tool, reported_throughput_unit ORDER BY tool, reported_throughput_unit
+        """,
+        keys,
+        db=db,
+    )
+
+
+def unit_mismatches(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    """The runs mart_unit_checks finds off, with their workload and source."""
+    keys = list(disk_keys)
+    return query(
+        f"""
+        SELECT r.*, u.deviation FROM mart_unit_checks u JOIN fct_io_results r ON r.io_result_id = u.io_result_id
+        WHERE {_in("u.disk_key", keys)} AND NOT u.within_tolerance
+        ORDER BY r.disk_key, r.file_name, r.record_index
+        """,
+        keys,
+        db=db,
+    )
+
+
+# -- stored files -----------------------------------------------------------------------------------------------
+
+
 def stored_files(db: Location | None = None) -> pl.DataFrame:
-    """Stored files from the raw layer (so the list works even when a model build failed)."""
+    """Stored files from the raw layer (so the list works even when a model build failed), with their runs or
+    statements and whether their original bytes are kept (a file imported from an anonymized bundle has none)."""
     from kneepoint.ingest.warehouse import list_files
 
     db = db or current_db()
@@ -236,47 +413,48 @@ def stored_files(db: Location | None = None) -> pl.DataFrame:
                     SELECT DISTINCT file_id, 'io' AS kind, run_index AS i FROM raw_io_records
                     UNION SELECT DISTINCT file_id, 'sql', statement_index FROM raw_query_io
                     UNION SELECT DISTINCT file_id, 'sql', statement_index FROM raw_query_time
-                ) GROUP BY file_id
+                ) AS units GROUP BY file_id
                 """
             ).fetchall()
         )
+        with_bytes = {r[0] for r in con.execute("SELECT file_id FROM raw_file_contents").fetchall()}
     finally:
         con.close()
     if not rows:
         return pl.DataFrame()
     df = pl.DataFrame(rows, infer_schema_length=None)
-    return df.with_columns(pl.col("file_id").replace_strict(runs, default=0, return_dtype=pl.Int64).alias("runs"))
-
-
-_BEST_RUN = "iops DESC, latency_avg_ms ASC NULLS LAST, file_id, record_index"
-
-
-def latency_percentiles(disk_keys: Sequence[str], series: Series, db: Location | None = None) -> pl.DataFrame:
-    """fct_latency_distribution for the run each curve goes through at each load: the run the saturation marts
-    keep per load (int_saturation_points)."""
-    if "fct_latency_distribution" not in tables(db):
-        return pl.DataFrame()
-    return query(
-        f"""
-        WITH best AS (
-            SELECT io_result_id, disk_key, file_name FROM int_saturation_points
-            WHERE {_DISKS_WHERE} AND {_SERIES_WHERE}
-        )
-        SELECT best.disk_key, d.outstanding_io, d.threads, d.queue_depth, d.percentile, d.latency_ms, d.curve_source,
-               d.latency_avg_ms, d.tool, best.file_name, d.run_index, d.io_result_id
-        FROM fct_latency_distribution d JOIN best USING (io_result_id)
-        ORDER BY best.disk_key, d.outstanding_io, d.point_index
-        """,
-        [list(disk_keys), *series],
-        db=db,
+    return df.with_columns(
+        pl.col("file_id").replace_strict(runs, default=0, return_dtype=pl.Int64).alias("runs"),
+        pl.col("file_id").is_in(list(with_bytes)).alias("original_bytes"),
     )
+
+
+def stored_by_sha256(sha256s: Sequence[str], db: Location | None = None) -> dict[str, tuple[str, str]]:
+    """Which of these byte strings are already stored: sha256 -> (file_id, disk). Not cached: it must be fresh."""
+    db = db or current_db()
+    if not sha256s or "raw_files" not in tables(db):
+        return {}
+    df = query(f"SELECT sha256, file_id, disk FROM raw_files WHERE {_in('sha256', sha256s)}", list(sha256s), db=db)
+    return {s: (f, d) for s, f, d in df.rows()}
+
+
+def file_content(file_id: str, db: Location | None = None) -> tuple[str, bytes]:
+    """The original bytes of a stored file, with its stored name."""
+    from kneepoint.ingest.warehouse import file_content as _file_content
+
+    con = connect(db or current_db())
+    try:
+        return _file_content(con, file_id)
+    finally:
+        con.close()
 
 
 # -- SQL Server statistics --------------------------------------------------------------------------------------
 
 
-def _statements_where(file_id: str | None) -> str:
-    return f"{_DISKS_WHERE}" + (" AND file_id = ?" if file_id else "")
+def _statements_where(disk_keys: Sequence[str], file_id: str | None, prefix: str = "") -> tuple[str, list]:
+    where = _in(f"{prefix}disk_key", disk_keys) + (f" AND {prefix}file_id = ?" if file_id else "")
+    return where, [*disk_keys, *([file_id] if file_id else [])]
 
 
 def sql_disks(db: Location | None = None) -> list[str]:
@@ -287,37 +465,36 @@ def sql_disks(db: Location | None = None) -> list[str]:
 
 
 def sql_files(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    where, params = _statements_where(list(disk_keys), None)
     return query(
         f"""
-        SELECT file_id, any_value(file_name) AS file_name, any_value(disk_key) AS disk_key, count(*) AS statements
-        FROM fct_query_time WHERE {_DISKS_WHERE} GROUP BY file_id ORDER BY file_name
+        SELECT file_id, min(file_name) AS file_name, min(disk_key) AS disk_key, count(*) AS statements
+        FROM fct_query_time WHERE {where} GROUP BY file_id ORDER BY file_name
         """,
-        [list(disk_keys)],
+        params,
         db=db,
     )
 
 
 def statements(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """fct_query_time: one row per statement, in file order."""
+    where, params = _statements_where(list(disk_keys), file_id)
     return query(
-        f"SELECT * FROM fct_query_time WHERE {_statements_where(file_id)} ORDER BY disk_key, file_name, "
-        "statement_index",
-        [list(disk_keys)] + ([file_id] if file_id else []),
-        db=db,
+        f"SELECT * FROM fct_query_time WHERE {where} ORDER BY disk_key, file_name, statement_index", params, db=db
     )
 
 
 def statement_tables(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
     """fct_query_io: one row per table line, with its statement's totals beside it."""
+    where, params = _statements_where(list(disk_keys), file_id)
     return query(
-        f"SELECT * FROM fct_query_io WHERE {_statements_where(file_id)} ORDER BY disk_key, file_name, "
-        "statement_index, table_row",
-        [list(disk_keys)] + ([file_id] if file_id else []),
+        f"SELECT * FROM fct_query_io WHERE {where} ORDER BY disk_key, file_name, statement_index, table_row",
+        params,
         db=db,
     )
 
 
-_IO_COUNTERS = (
+IO_COUNTERS = (
     "scan_count",
     "logical_reads",
     "physical_reads",
@@ -335,50 +512,56 @@ _IO_COUNTERS = (
 
 
 def table_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> pl.DataFrame:
-    """I/O per table summed over the statements, as StatisticsParser's closing 'Totals' grid, with a Total row."""
-    sums = ", ".join(f"sum({c})::BIGINT AS {c}" for c in _IO_COUNTERS)
-    return query(
+    """I/O per table summed over the statements, as StatisticsParser's closing 'Totals' grid, with a Total row
+    and each table's share of the logical reads."""
+    where, params = _statements_where(list(disk_keys), file_id)
+    sums = ", ".join(f"CAST(sum({c}) AS BIGINT) AS {c}" for c in IO_COUNTERS)
+    per_table = query(
         f"""
-        WITH per_table AS (
-            SELECT table_name, count(DISTINCT statement_id) AS statements, {sums}
-            FROM fct_query_io WHERE {_statements_where(file_id)}
-            GROUP BY table_name
-        )
-        SELECT * FROM (
-            SELECT 0 AS total_row, *, round(100.0 * logical_reads / nullif(sum(logical_reads) OVER (), 0), 3)
-                AS logical_reads_pct
-            FROM per_table
-            UNION ALL
-            SELECT 1, 'Total', (SELECT count(DISTINCT statement_id) FROM fct_query_io
-                                WHERE {_statements_where(file_id)}),
-                   {", ".join(f"sum({c})::BIGINT" for c in _IO_COUNTERS)}, 100.0
-            FROM per_table
-        )
-        ORDER BY total_row, logical_reads DESC NULLS LAST, table_name
+        SELECT table_name, count(DISTINCT statement_id) AS statements, {sums}
+        FROM fct_query_io WHERE {where}
+        GROUP BY table_name ORDER BY logical_reads DESC NULLS LAST, table_name
         """,
-        ([list(disk_keys)] + ([file_id] if file_id else [])) * 2,
+        params,
         db=db,
+    )
+    statement_count = query(
+        f"SELECT count(DISTINCT statement_id) AS n FROM fct_query_io WHERE {where}", params, db=db
+    ).item()
+    total = per_table.select(
+        pl.lit("Total").alias("table_name"),
+        pl.lit(statement_count).alias("statements"),
+        *(pl.col(c).sum().cast(pl.Int64) for c in IO_COUNTERS),
+    )
+    out = pl.concat([per_table, total.cast(per_table.schema)], how="vertical")
+    all_reads = per_table["logical_reads"].sum()
+    return out.with_columns(
+        (100.0 * pl.col("logical_reads") / all_reads if all_reads else pl.lit(None, pl.Float64)).alias(
+            "logical_reads_pct"
+        )
     )
 
 
 def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Location | None = None) -> dict:
-    """CPU and elapsed times summed over the statements (StatisticsParser's compile / execution totals)."""
+    """CPU and elapsed times summed over the statements (StatisticsParser's compile / execution totals), and the
+    workload's effective read throughput: bytes read over the execution time of the statements that read."""
+    where, params = _statements_where(list(disk_keys), file_id)
+    reading = "execution_elapsed_ms > 0 AND pages_read IS NOT NULL"
     df = query(
         f"""
         SELECT count(*) AS statements,
+               count(execution_elapsed_ms) AS timed,
                sum(compile_cpu_ms) AS compile_cpu_ms, sum(compile_elapsed_ms) AS compile_elapsed_ms,
                sum(execution_cpu_ms) AS execution_cpu_ms, sum(execution_elapsed_ms) AS execution_elapsed_ms,
                sum(total_cpu_ms) AS total_cpu_ms, sum(total_elapsed_ms) AS total_elapsed_ms,
-               sum(logical_reads)::BIGINT AS logical_reads, sum(pages_read)::BIGINT AS pages_read,
-               sum(read_bytes)::DOUBLE AS read_bytes,
-               -- the workload's average: bytes read over the execution time of the statements that read
-               sum(read_bytes::DOUBLE) FILTER (WHERE execution_elapsed_ms > 0 AND pages_read IS NOT NULL)
-                   / nullif(sum(execution_elapsed_ms) FILTER (WHERE execution_elapsed_ms > 0
-                                                             AND pages_read IS NOT NULL), 0) * 1000
+               CAST(sum(logical_reads) AS BIGINT) AS logical_reads, CAST(sum(pages_read) AS BIGINT) AS pages_read,
+               CAST(sum(read_bytes) AS DOUBLE PRECISION) AS read_bytes,
+               CAST(sum(read_bytes) FILTER (WHERE {reading}) AS DOUBLE PRECISION)
+                   / nullif(sum(execution_elapsed_ms) FILTER (WHERE {reading}), 0) * 1000
                    AS effective_read_bytes_per_s
-        FROM fct_query_time WHERE {_statements_where(file_id)}
+        FROM fct_query_time WHERE {where}
         """,
-        [list(disk_keys)] + ([file_id] if file_id else []),
+        params,
         db=db,
     )
     return df.row(0, named=True)
@@ -387,78 +570,17 @@ def time_totals(disk_keys: Sequence[str], file_id: str | None = None, db: Locati
 def statements_on_curve(
     disk_keys: Sequence[str], series: Series, file_id: str | None = None, db: Location | None = None
 ) -> pl.DataFrame:
-    """Each statement's effective read throughput placed on its disk's throughput curve for one series.
-
-    `curve_outstanding_io` is the load at which the curve (best run per load) first reaches the statement's
-    throughput, interpolated on the log2 load axis; below the curve's lowest load it scales down in proportion
-    (throughput grows with load there); null when the statement read faster than the curve ever went."""
+    """mart_statements_on_curve for one series: each statement's effective read throughput placed on its disk's
+    throughput curve (`curve_outstanding_io`: where the curve reaches it; null past the curve's best)."""
+    where, params = _statements_where(list(disk_keys), file_id)
     return query(
         f"""
-        WITH curve AS (
-            SELECT disk_key, outstanding_io::DOUBLE AS x, throughput_bytes_per_s AS y
-            FROM fct_io_results
-            WHERE {_DISKS_WHERE} AND {_SERIES_WHERE} AND iops IS NOT NULL AND throughput_bytes_per_s > 0
-            QUALIFY row_number() OVER (PARTITION BY disk_key, outstanding_io ORDER BY {_BEST_RUN}) = 1
-        ),
-        seg AS (
-            SELECT disk_key, x AS x0, y AS y0, lead(x) OVER w AS x1, lead(y) OVER w AS y1
-            FROM curve WINDOW w AS (PARTITION BY disk_key ORDER BY x)
-        ),
-        ends AS (
-            SELECT disk_key, arg_min(x, x) AS x_min, arg_min(y, x) AS y_min, max(y) AS curve_best_bytes_per_s
-            FROM curve GROUP BY disk_key
-        ),
-        st AS (
-            SELECT * FROM fct_query_time
-            WHERE {_statements_where(file_id)} AND effective_read_bytes_per_s > 0
-        )
-        SELECT st.statement_id, st.disk_key, st.file_name, st.statement_index, st.source_line,
-               st.effective_read_bytes_per_s, st.cpu_to_elapsed, st.execution_cpu_ms, st.execution_elapsed_ms,
-               st.pages_read, ends.curve_best_bytes_per_s,
-               CASE
-                   WHEN ends.x_min IS NULL THEN NULL
-                   WHEN st.effective_read_bytes_per_s <= ends.y_min
-                       THEN ends.x_min * st.effective_read_bytes_per_s / ends.y_min
-                   ELSE (
-                       SELECT pow(2, log2(x0) + (st.effective_read_bytes_per_s - y0) / (y1 - y0)
-                                  * (log2(x1) - log2(x0)))
-                       FROM seg
-                       WHERE seg.disk_key = st.disk_key AND y1 IS NOT NULL AND y1 <> y0
-                         AND st.effective_read_bytes_per_s BETWEEN least(y0, y1) AND greatest(y0, y1)
-                       ORDER BY x0
-                       LIMIT 1
-                   )
-               END AS curve_outstanding_io
-        FROM st LEFT JOIN ends USING (disk_key)
-        ORDER BY st.disk_key, st.file_name, st.statement_index
+        SELECT * FROM mart_statements_on_curve WHERE {where} AND {_SERIES_WHERE}
+        ORDER BY disk_key, file_name, statement_index
         """,
-        [list(disk_keys), *series, list(disk_keys)] + ([file_id] if file_id else []),
+        [*params, *series],
         db=db,
     )
-
-
-def stored_by_sha256(sha256s: Sequence[str], db: Location | None = None) -> dict[str, tuple[str, str]]:
-    """Which of these byte strings are already stored: sha256 -> (file_id, disk). Not cached: it must be fresh."""
-    db = db or current_db()
-    if not sha256s or "raw_files" not in tables(db):
-        return {}
-    df = query(
-        "SELECT sha256, file_id, disk FROM raw_files WHERE sha256 IN (SELECT unnest(?::VARCHAR[]))",
-        [list(sha256s)],
-        db=db,
-    )
-    return {s: (f, d) for s, f, d in df.rows()}
-
-
-def file_content(file_id: str, db: Location | None = None) -> tuple[str, bytes]:
-    """The original bytes of a stored file, with its stored name."""
-    from kneepoint.ingest.warehouse import file_content as _file_content
-
-    con = connect(db or current_db())
-    try:
-        return _file_content(con, file_id)
-    finally:
-        con.close()
 
 
 def warehouse_label() -> str:

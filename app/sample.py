@@ -16,6 +16,14 @@ def sample_sets() -> list[dict]:
         return json.load(fh)["sets"]
 
 
+def sample_disk_keys() -> frozenset[str]:
+    """The disks the sample data is stored under (`disk` or `disk @ host`, as the marts name them): what a new user
+    did not upload, and what Share leaves out unless asked."""
+    from kneepoint.app.queries import disk_key
+
+    return frozenset(disk_key(s["disk"], s.get("host")) for s in sample_sets())
+
+
 def warehouse_is_empty(db: Location) -> bool:
     from kneepoint.ingest.warehouse import connect, exists
 

@@ -1,11 +1,33 @@
 """How kneepoint says things: one place for the command line, the pages and the report.
 
-Labels are the users' own text and may hold anything; what reaches a terminal goes through `printable`.
+Numbers are plain (thousands separators, never scientific notation), units are named once, a workload has one
+name, and a saturation point, a USL fit or a Kneedle knee is said in one sentence wherever it is shown.
+
+Labels are the users' own text and may hold anything: what reaches a terminal goes through `printable`, what
+reaches a plotly text field (trace names, titles, annotations, hover text) through `esc`.
 """
 
 from __future__ import annotations
 
+import html
+import math
 import re
+from collections.abc import Mapping
+from typing import Any
+
+DASH = "–"  # what an empty cell shows
+MINUS = "−"  # U+2212: a negative percentage lines up with its plus
+
+# Throughput display units: the marts carry both, and every axis says which one it shows.
+THROUGHPUT_UNITS: dict[str, tuple[str, str, float]] = {
+    # key -> (mart column, unit, bytes per unit)
+    "MB": ("throughput_mb_per_s", "MB/s", 1e6),
+    "MiB": ("throughput_mib_per_s", "MiB/s", 2.0**20),
+}
+UNIT_BASES = {"MB": "10⁶ bytes", "MiB": "2²⁰ bytes"}
+
+
+# -- terminal ---------------------------------------------------------------------------------------------------
 
 # Characters that change what a terminal shows rather than being shown: C0 and C1 controls (escape sequences,
 # carriage returns, the bell), and the bidirectional overrides and isolates that reorder the rest of a line.
@@ -26,3 +48,297 @@ def _escape(m: re.Match[str]) -> str:
     c = m.group()
     code = ord(c)
     return _NAMED.get(c) or (f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}")
+
+
+# -- plotly text ------------------------------------------------------------------------------------------------
+
+
+def esc(text: object) -> str:
+    """`text` for a plotly text field. Plotly draws a subset of HTML there (links, bold, line breaks): a label
+    `<a href=...>x</a>` must read as itself, not as a link named x."""
+    return html.escape(str(text), quote=False)
+
+
+# -- numbers ----------------------------------------------------------------------------------------------------
+
+
+def plain(value: float | None, significant: int = 3) -> str:
+    """A number to `significant` digits, never in scientific notation: 0.381, 4.25, 12.3, 1,534, 282,734."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return DASH
+    if value == 0:
+        return "0"
+    decimals = significant - 1 - math.floor(math.log10(abs(value)))
+    if decimals <= 0:
+        return f"{value:,.0f}"
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def fmt_int(value: float | None) -> str:
+    """17,853,887."""
+    return DASH if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:,.0f}"
+
+
+def fmt_iops(value: float | None) -> str:
+    """282,734; below 100 to three digits (12.5)."""
+    if value is None:
+        return DASH
+    return fmt_int(value) if abs(value) >= 100 else plain(value)
+
+
+def fmt_ms(value: float | None) -> str:
+    """Latency to a precision a storage engineer reads: 0.381, 4.25, 12.3, 1,234 (the unit said beside it)."""
+    if value is None:
+        return DASH
+    return fmt_int(value) if abs(value) >= 1000 else plain(value)
+
+
+def fmt_throughput(bytes_per_s: float | None, unit: str = "MB") -> str:
+    """'1,534 MB/s', '4.3 MB/s' (unit 'MB': 10⁶ bytes) or '1,463 MiB/s' ('MiB': 2²⁰)."""
+    if bytes_per_s is None:
+        return DASH
+    _, label, factor = THROUGHPUT_UNITS[unit]
+    value = bytes_per_s / factor
+    return f"{fmt_int(value) if value >= 100 else plain(value, 2 if value < 1 else 3)} {label}"
+
+
+def fmt_bytes(size_bytes: float | None, unit: str = "MB") -> str:
+    """A byte count in the page's unit: '1,331 MB' (10⁶) or '1,270 MiB' (2²⁰)."""
+    if size_bytes is None:
+        return DASH
+    _, label, factor = THROUGHPUT_UNITS[unit]
+    return f"{fmt_int(size_bytes / factor)} {label.split('/')[0]}"
+
+
+def fmt_load(value: float | None) -> str:
+    """Outstanding I/O: 32; a statement placed between loads, 0.5 or 12.3."""
+    if value is None:
+        return DASH
+    return fmt_int(value) if float(value).is_integer() or value >= 100 else plain(value, 2)
+
+
+def fmt_ratio(value: float | None) -> str:
+    return DASH if value is None or math.isnan(value) else f"{value:.2f}"
+
+
+def fmt_pct_diff(ratio: float | None) -> str:
+    """A ratio to a baseline as a difference: 1.32 -> '+32 %', 0.88 -> '−12 %', 1.0 -> '±0 %'."""
+    if ratio is None or math.isnan(ratio):
+        return DASH
+    pct = (ratio - 1) * 100
+    if round(pct) == 0:
+        return "±0 %" if abs(pct) < 0.5 else f"{'+' if pct > 0 else MINUS}{abs(pct):.1f} %"
+    return f"{'+' if pct > 0 else MINUS}{abs(pct):,.0f} %"
+
+
+def fmt_block_size(block_size_bytes: int) -> str:
+    if block_size_bytes >= 1 << 20 and block_size_bytes % (1 << 20) == 0:
+        return f"{block_size_bytes >> 20} MiB"
+    if block_size_bytes >= 1 << 10 and block_size_bytes % (1 << 10) == 0:
+        return f"{block_size_bytes >> 10} KiB"
+    return f"{block_size_bytes} B"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 load', '10 loads', '1 run', '2 statements'."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def threads_qd(threads: int | None, queue_depth: int | None) -> str:
+    """'1 thread × QD 32'."""
+    if threads is None or queue_depth is None:
+        return ""
+    return f"{plural(threads, 'thread')} × QD {queue_depth}"
+
+
+# -- workloads --------------------------------------------------------------------------------------------------
+
+
+def operation_text(operation: str, read_pct: float) -> str:
+    """'read', '70% read mix'."""
+    return f"{read_pct:g}% read mix" if operation == "mixed" else operation
+
+
+def workload_title(pattern: str, operation: str, read_pct: float, block_size_bytes: int, direction: str) -> str:
+    """'random read 4 KiB', 'random 70% read mix 8 KiB (write I/Os)'."""
+    op = operation_text(operation, read_pct)
+    counted = "" if direction == operation else f" ({direction} I/Os)"
+    return f"{pattern} {op} {fmt_block_size(block_size_bytes)}{counted}"
+
+
+def workload_of(row: Mapping[str, Any]) -> str:
+    """workload_title of a mart row."""
+    return workload_title(row["pattern"], row["operation"], row["read_pct"], row["block_size_bytes"], row["direction"])
+
+
+def grid_row_title(pattern: str, block_size_bytes: int) -> str:
+    """CrystalDiskMark's row names: 'SEQ 1 MiB', 'RND 4 KiB'."""
+    return f"{'SEQ' if pattern == 'sequential' else 'RND'} {fmt_block_size(block_size_bytes)}"
+
+
+def is_sequential(pattern: str) -> bool:
+    """Sequential workloads are read in MB/s, random ones in IOPS."""
+    return pattern == "sequential"
+
+
+def tested_range(lo: float | None, hi: float | None, points: int | None = None, runs: int | None = None) -> str:
+    """'1–512 outstanding (10 loads, 24 runs)', 'only at 16 outstanding (1 run)'."""
+    counts = ", ".join(
+        plural(n, w) for n, w in ((points, "load"), (runs, "run")) if n is not None and not (w == "load" and lo == hi)
+    )
+    where = f"only at {fmt_load(lo)} outstanding" if lo == hi else f"{fmt_load(lo)}–{fmt_load(hi)} outstanding"
+    return where + (f" ({counts})" if counts else "")
+
+
+def format_name(fmt: str | None) -> str:
+    """A format module id in the user's words: 'fio_json' -> 'fio JSON' (the registry's titles)."""
+    from kneepoint.ingest import formats
+
+    return formats.titles().get(fmt or "", fmt or DASH)
+
+
+# -- saturation -------------------------------------------------------------------------------------------------
+
+
+def rule_sentence(tolerance: float, by_threads: bool = False) -> str:
+    """The saturation rule in one sentence, with its tolerance."""
+    load = "queue depth" if by_threads else "load (outstanding I/O = threads × queue depth)"
+    return (
+        f"The saturation point is the smallest {load} past which no larger measured load delivers more than "
+        f"{tolerance:.0%} more IOPS: beyond it, more outstanding I/O only adds latency."
+    )
+
+
+def latency_text(avg_ms: float | None, p99_ms: float | None) -> str:
+    """'0.18 ms mean (p99 0.25 ms)', 'p99 4.2 ms', 'no latency reported'."""
+    if avg_ms is not None and p99_ms is not None:
+        return f"{fmt_ms(avg_ms)} ms mean (p99 {fmt_ms(p99_ms)} ms)"
+    if avg_ms is not None:
+        return f"{fmt_ms(avg_ms)} ms mean"
+    if p99_ms is not None:
+        return f"p99 {fmt_ms(p99_ms)} ms"
+    return "no latency reported"
+
+
+def saturation_sentence(row: Mapping[str, Any], by_threads: bool = False) -> str:
+    """A mart_saturation_points (or mart_saturation_by_threads) row in words:
+    'saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean (p99 0.25 ms)', or
+    'not saturated within the tested range (1–512 outstanding): best 1,234 IOPS at 512'."""
+    qd = "QD " if by_threads else ""
+    lo, hi = (
+        (row.get("min_queue_depth"), row.get("max_queue_depth"))
+        if by_threads
+        else (row.get("min_outstanding_io"), row.get("max_outstanding_io"))
+    )
+    if not row.get("saturated"):
+        best = fmt_iops(row.get("max_iops"))
+        if lo == hi:
+            where = f"QD {fmt_load(lo)}" if by_threads else f"{fmt_load(lo)} outstanding"
+            return f"not saturated: only measured at {where} ({best} IOPS)"
+        at = row.get("max_iops_queue_depth") if by_threads else row.get("max_iops_outstanding_io")
+        unit = "" if by_threads else " outstanding"
+        return (
+            f"not saturated within the tested range ({qd}{fmt_load(lo)}–{qd}{fmt_load(hi)}{unit}): "
+            f"best {best} IOPS at {qd}{fmt_load(at)}"
+        )
+    where = (
+        f"saturates at QD {row['saturation_queue_depth']} ({fmt_load(row['saturation_outstanding_io'])} outstanding)"
+        if by_threads
+        else f"saturates at {fmt_load(row.get('saturation_outstanding_io'))} outstanding"
+    )
+    return f"{where}: {fmt_iops(row.get('iops_at_saturation'))} IOPS, " + latency_text(
+        row.get("latency_avg_ms_at_saturation"), row.get("latency_p99_ms_at_saturation")
+    )
+
+
+def usl_sentence(row: Mapping[str, Any]) -> str:
+    """The USL fit in a storage engineer's words: 'the fitted USL model peaks at 61 outstanding (186,000 IOPS;
+    fit R² 0.92)'. Its caveats (usl_note) are said apart."""
+    if not row.get("usl_fitted"):
+        note = row.get("usl_note") or ""
+        return "no USL model fitted" + (f": {note.removeprefix('USL not fitted: ')}" if note else "")
+    r2 = row.get("usl_r_squared")
+    fit = f"fit R² {r2:.2f}" if r2 is not None else "flat IOPS"
+    peak = row.get("usl_peak_outstanding_io")
+    if peak is None:
+        return f"the fitted USL model predicts no peak: IOPS level off ({fit})"
+    peak_iops = fmt_iops(row.get("usl_peak_iops"))
+    return f"the fitted USL model peaks at {fmt_load(round(peak))} outstanding ({peak_iops} IOPS; {fit})"
+
+
+def kneedle_sentence(row: Mapping[str, Any]) -> str:
+    """Kneedle, the curve-bend detector, beside the rule: 'the curve bends most at 32 outstanding, where the rule
+    puts saturation too'."""
+    knee = row.get("kneedle_outstanding_io")
+    if knee is None:
+        return "no bend found in the IOPS curve (Kneedle)"
+    if row.get("kneedle_agrees"):
+        return f"the IOPS curve bends most at {fmt_load(knee)} outstanding (Kneedle), where the rule puts saturation"
+    rule = row.get("saturation_outstanding_io")
+    beside = f"the rule says {fmt_load(rule)}" if rule is not None else "the rule finds no saturation"
+    return f"the IOPS curve bends most at {fmt_load(knee)} outstanding (Kneedle); {beside}"
+
+
+def latency_target_sentence(found: Mapping[str, Any] | None, target_ms: float) -> str:
+    """The largest measured load under a latency target (ingest/analytics.latency_target_point): 'the largest load
+    under 5 ms is 64 outstanding: 45,000 IOPS (p99 4.2 ms)'."""
+    if found is None or found.get("iops_at_latency_target") is None:
+        return f"no measured load stays under {target_ms:g} ms"
+    return (
+        f"the largest load under {target_ms:g} ms is {fmt_load(found['latency_target_outstanding_io'])} outstanding: "
+        f"{fmt_iops(found['iops_at_latency_target'])} IOPS ({found['latency_target_metric']} "
+        f"{fmt_ms(found['latency_ms_at_latency_target'])} ms)"
+    )
+
+
+def read_only(warehouse: object) -> str:
+    """What an account that may only read a PostgreSQL warehouse is told when it tries to change it (the command
+    line, Upload and Stored files alike)."""
+    return (
+        f"the warehouse {warehouse} may only be read with this account: storing, relabelling and deleting files "
+        "need an account that may write to it"
+    )
+
+
+def littles_law_bounds() -> str:
+    """'0.8–1.25': the dbt vars a run's IOPS × latency / outstanding I/O must stay within."""
+    from kneepoint.ingest import units
+
+    return f"{units.var('littles_law_ratio_min'):g}–{units.var('littles_law_ratio_max'):g}"
+
+
+def cpu_sentence(cpu_to_elapsed: float | None) -> str:
+    """A statement's CPU / elapsed ratio in words: 'I/O-bound: 3% CPU'; a dash without an elapsed time (its
+    status says why: statement_status)."""
+    if cpu_to_elapsed is None:
+        return DASH
+    pct = cpu_to_elapsed * 100
+    # CPU time summed over parallel workers can exceed the elapsed time.
+    if cpu_to_elapsed < 0.5:
+        return f"I/O-bound: {pct:.0f}% CPU"
+    if cpu_to_elapsed <= 1.0:
+        return f"CPU-bound: {pct:.0f}% CPU"
+    return f"CPU-bound (parallel): {pct:.0f}% CPU"
+
+
+def capital(text: str) -> str:
+    """The first letter capitalized, the rest as it is ('the fitted USL model' -> 'The fitted USL model')."""
+    return text[:1].upper() + text[1:]
+
+
+def statement_status(row: Mapping[str, Any]) -> str:
+    """A SQL statement's status: 'failed (Msg 207)' where the parser marks a failed statement (the `failed` and
+    `error_number` columns of fct_query_time, when the warehouse has them), 'not timed' without an execution
+    time, else 'timed'. A failed or untimed statement shows no times, never 0 ms."""
+    if row.get("failed"):
+        return "failed" + (f" (Msg {row['error_number']})" if row.get("error_number") is not None else "")
+    return "not timed" if row.get("execution_elapsed_ms") is None else "timed"
+
+
+# -- names for files --------------------------------------------------------------------------------------------
+
+
+def slug(text: str, limit: int = 60) -> str:
+    """A file-name stem: 'Random read 4 KiB' -> 'random-read-4-kib'."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:limit].strip("-") or "chart"

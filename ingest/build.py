@@ -32,6 +32,7 @@ import hashlib
 import logging
 import os
 import pickle
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -434,9 +435,14 @@ def _warehouse_env(db: Location) -> Iterator[None]:
     values["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
+    # dbt logs this process's command line as its "invocation_command" (dbt.log): `kneepoint --db
+    # postgresql://user:password@…` would put the password there. It sees the line masked.
+    argv = sys.argv[:]
+    sys.argv[:] = [postgres.mask(a) for a in argv]
     try:
         yield
     finally:
+        sys.argv[:] = argv
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)

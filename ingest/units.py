@@ -15,10 +15,20 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
 @cache
-def _factors() -> tuple[dict[str, float], dict[str, float]]:
+def _vars() -> dict:
     with open(PROJECT_ROOT / "dbt_project.yml", encoding="utf-8") as fh:
-        project = yaml.safe_load(fh)
-    v = project["vars"]
+        return yaml.safe_load(fh)["vars"]
+
+
+def var(name: str) -> float:
+    """A rule's constant from dbt_project.yml `vars` (saturation_tolerance, littles_law_ratio_min/max,
+    unit_check_tolerance): the app and the command line say the bounds the models apply."""
+    return float(_vars()[name])
+
+
+@cache
+def _factors() -> tuple[dict[str, float], dict[str, float]]:
+    v = _vars()
     return (
         {k: float(f) for k, f in v["throughput_units_bytes_per_s"].items()},
         {k: float(f) for k, f in v["latency_units_ms"].items()},

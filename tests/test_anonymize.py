@@ -249,3 +249,16 @@ def test_pseudonyms_are_stable_within_a_share(planted: Path):
     # DiskSpd's command line (first run): the target path is one pseudonym, the options stay.
     assert re.fullmatch(r"diskspd\.exe -c8G -d60 -W5 -b8K -t1 -o1 -r -w0 -Sh -L Path \d+", names["command_line"])
     assert contents == 0
+
+
+def test_host_and_user_keys_come_from_the_registry_and_generic_names():
+    from kneepoint.app.sharing.anonymize import GENERIC_HOST_KEYS, GENERIC_USER_KEYS, Anonymizer, host_keys, user_keys
+    from kneepoint.ingest import formats
+
+    assert formats.host_keys() <= host_keys() and host_keys() >= GENERIC_HOST_KEYS
+    assert formats.user_keys() <= user_keys() and user_keys() >= GENERIC_USER_KEYS
+    a = Anonymizer()
+    # a key no format declares is still replaced, by its generic name
+    assert a.metadata_value("system.machine", "kpbox9") == "Host 1"
+    assert a.metadata_value("run.login", "kpbob") == "User 1"
+    assert a.metadata_value("system.computer_name", "KPBOX10") == "Host 2"

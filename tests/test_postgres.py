@@ -448,3 +448,154 @@ def test_labels_stay_query_parameters(pg_db, sample_fio):
     ingest_inputs(pg_db, iter_paths(sample_fio[:1]), disk=label, host="h'%s?")
     assert _rows(pg_db, "SELECT disk, host FROM raw_files")[1] == [(label, "h'%s?")]
     assert _rows(pg_db, "SELECT disk FROM dim_disks")[1] == [(label,)]
+
+
+# -- what the app and the report read ---------------------------------------------------------------------------
+
+
+def _frame_rows(df) -> tuple[list[str], list[tuple]]:
+    return df.columns, df.rows()
+
+
+def _page_reads(db) -> dict[str, object]:
+    """Every read the pages and the report make (app/queries.py), on the sample data and the corpus."""
+    from kneepoint.app import queries
+
+    keys = queries.all_disk_keys(db)
+    options = queries.series_options(keys, db)
+    sql_keys = queries.sql_disks(db)
+    reads: dict[str, object] = {
+        "all_disk_keys": keys,
+        "disks": queries.disks(db),
+        "disk_labels": queries.disk_labels(db),
+        "host_labels": queries.host_labels(db),
+        "series_options": options,
+        "shared_workload_disks": queries.shared_workload_disks(keys, db),
+        "saturation_overview": queries.saturation_overview(keys, db),
+        "disk_grid": queries.disk_grid(keys, db),
+        "latency_target": sorted(queries.latency_target(keys, None, 5.0, db).items()),
+        "unit_checks": queries.unit_checks(keys, db),
+        "unit_mismatches": queries.unit_mismatches(keys, db),
+        "stored_files": queries.stored_files(db).drop("ingested_at"),
+        "sql_disks": sql_keys,
+        "sql_files": queries.sql_files(sql_keys, db),
+        "statements": queries.statements(sql_keys, db=db),
+        "statement_tables": queries.statement_tables(sql_keys, db=db),
+        "table_totals": queries.table_totals(sql_keys, db=db),
+        "time_totals": sorted(queries.time_totals(sql_keys, db=db).items()),
+        "can_write": queries.can_write(db),
+    }
+    # the workloads measured on the most disks and at the most loads: what Curves and Compare open on
+    for row in options.head(3).iter_rows(named=True):
+        series = queries.Series(*(row[c] for c in queries.Series._fields))
+        name = "/".join(str(v) for v in series)
+        reads[f"curve_points {name}"] = queries.curve_points(keys, series, db)
+        reads[f"saturation {name}"] = queries.saturation(keys, series, db)
+        reads[f"saturation at 5% {name}"] = queries.saturation(keys, series, db, tolerance=0.05)
+        reads[f"saturation_by_threads {name}"] = queries.saturation_by_threads(keys, series, db)
+        reads[f"latency_percentiles {name}"] = queries.latency_percentiles(keys, series, db=db)
+        reads[f"latency_percentiles every load {name}"] = queries.latency_percentiles(keys, series, True, db)
+        reads[f"statements_on_curve {name}"] = queries.statements_on_curve(sql_keys, series, db=db)
+    return reads
+
+
+def test_every_page_read_is_the_same_on_both_engines(both_engines):
+    duck, pg = both_engines
+    on_duck, on_pg = _page_reads(duck), _page_reads(pg)
+    assert on_duck.keys() == on_pg.keys()
+    assert len(on_duck["all_disk_keys"]) >= 8 and on_duck["sql_disks"]
+    for name, value in on_duck.items():
+        other = on_pg[name]
+        if hasattr(value, "columns"):
+            assert value.height > 0 or name.startswith(("unit_mismatches", "statements_on_curve")), name
+            assert_same_rows(name, _frame_rows(value), _frame_rows(other))
+        else:
+            assert _close(_normal(value), _normal(other)), f"{name}: {value!r} on DuckDB, {other!r} on PostgreSQL"
+
+
+def test_the_report_says_the_same_on_both_engines(both_engines):
+    """The report of the whole warehouse reads PostgreSQL itself (no copy): the same summary, charts and tables."""
+    import re
+
+    from kneepoint.app.sharing.anonymize import shared_warehouse
+    from kneepoint.app.sharing.report import render
+
+    when = datetime(2026, 11, 27, 12, 0)
+    reports = []
+    for db in both_engines:
+        with shared_warehouse(db) as share:
+            assert share.db == db  # every disk, not anonymized: read in place
+            reports.append(render(share, generated_at=when))
+    duck, pg = reports
+    assert duck.summary == pg.summary and len(duck.summary) >= 8
+    assert [c.title for c in duck.charts] == [c.title for c in pg.charts] and len(duck.charts) > 20
+
+    def text(html: str) -> str:
+        """The page's words and numbers as a reader sees them: scripts (the figures' data) and tags left out."""
+        html = re.sub(r"(?s)<script.*?</script>", "", html)
+        return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+    on_duck, on_pg = text(duck.html), text(pg.html)
+    at = next((i for i, (a, b) in enumerate(zip(on_duck, on_pg, strict=False)) if a != b), None)
+    assert on_duck == on_pg, (
+        f"from character {at}:\n  DuckDB     {on_duck[at : at + 300]}\n  PostgreSQL {on_pg[at : at + 300]}"
+    )
+
+
+def test_the_app_reads_with_a_read_only_role_and_says_it_cannot_write(postgres_admin, pg_url, monkeypatch):
+    """Every page opens for an account that may only read; Upload and Stored files say it may not write."""
+    from streamlit.testing.v1 import AppTest
+
+    from kneepoint.app import queries
+    from kneepoint.app.sample import load_sample_if_empty
+    from kneepoint.app.sharing.report import build_report
+
+    assert load_sample_if_empty(locate(pg_url)) > 0
+    dbname = postgres.Target(pg_url).dbname
+    admin_execute(
+        database_url(postgres_admin, dbname),
+        "CREATE ROLE kp_viewer LOGIN PASSWORD 'viewer-secret-1'",
+        "GRANT USAGE ON SCHEMA public TO kp_viewer",
+        "GRANT SELECT ON ALL TABLES IN SCHEMA public TO kp_viewer",
+        "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO kp_viewer",
+    )
+    try:
+        reader = database_url(postgres_admin, dbname, "kp_viewer", "viewer-secret-1")
+        monkeypatch.setenv("KNEEPOINT_DB", reader)
+        app = str(ROOT / "app" / "web" / "streamlit_app.py")
+        for page in ("curves", "compare", "sql", "report", "upload", "data"):
+            at = AppTest.from_file(app, default_timeout=180)
+            if page == "data":
+                at.query_params["action"] = "Relabel"
+                at.query_params["file"] = list_files_of(pg_url)[0]
+            at.switch_page(f"views/{page}.py").run()
+            assert not at.exception, (page, at.exception)
+            assert not at.error, (page, [e.value for e in at.error])
+            warnings = [m.value for m in at.warning]
+            if page in ("upload", "data"):
+                assert any("may only be read with this account" in m for m in warnings), (page, warnings)
+                assert all("viewer-secret" not in m for m in warnings)
+            if page == "upload":
+                store = [b for b in at.button if b.label.startswith("Store")]
+                assert store and store[0].disabled
+            if page == "curves":
+                assert at.get("plotly_chart"), "Curves draws no chart"
+        # the report of every disk reads the warehouse in place; of some disks, through a copy it builds apart
+        keys = queries.all_disk_keys(locate(reader))
+        assert len(build_report(reader).summary) == len(keys) > 1
+        assert [d for d, _ in build_report(reader, disks=keys[:1]).summary] == keys[:1]
+    finally:
+        admin_execute(
+            database_url(postgres_admin, dbname),
+            "REASSIGN OWNED BY kp_viewer TO CURRENT_USER",
+            "DROP OWNED BY kp_viewer",
+            "DROP ROLE kp_viewer",
+        )
+
+
+def list_files_of(db) -> list[str]:
+    con = connect(db, read_only=True)
+    try:
+        return [f["file_id"] for f in list_files(con)]
+    finally:
+        con.close()

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 from kneepoint.app import charts
+from kneepoint.app import wording as w
 from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.report import build_report
 from kneepoint.ingest import __version__
@@ -23,7 +24,7 @@ from tests.test_anonymize import build_planted
 
 FIO_DISK = "sample vda (virtio, fio sweep) @ kneepoint-dev-vm"
 P10_DISK = "synthetic P10 (modelled) @ synthetic-sql01"
-SECTIONS = ["summary", "charts", "saturation", "conditions", "checks", "appendix", "provenance"]
+SECTIONS = ["summary", "charts", "saturation", "sql", "conditions", "checks", "appendix", "provenance"]
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +60,24 @@ def test_summary_gives_each_disk_its_saturation_point(html: str):
     summary = html[html.index('<section id="summary">') : html.index('<section id="charts">')]
     # sample_data/fio/randread-4k-jobs1.json, job randread-4k-qd32 (1 job x iodepth 32): "iops" : 177525.118720
     # and lat_ns "mean" : 180070.443879; QD 64 adds 1.1 %, within the 10 % tolerance: 32 outstanding.
-    assert "random read 4 KiB (fio) saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean." in summary
+    # Under 5 ms p99: randread-4k-jobs4.json, jobs4 qd64 (256 outstanding), p99 3.457 ms, 150,443 IOPS.
+    assert (
+        "random read 4 KiB (fio) saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean (p99 0.208 ms); "
+        "the largest load under 5 ms is 256 outstanding: 150,443 IOPS (p99 3.46 ms)." in summary
+    )
     for disk in (FIO_DISK, P10_DISK, "synthetic NVMe (modelled) @ synthetic-desktop"):
         assert f"<strong>{disk}</strong>" in summary
-    assert summary.count("<li>") == 4  # sample_data/labels.json: four disks
+    assert summary.count('class="disk-card"') == 4  # sample_data/labels.json: four disks
+    # each disk's CrystalDiskMark-style grid: SEQ/RND rows, Read and Write columns, random in IOPS, sequential
+    # in MB/s (sample_data/fio/seqread-128k-jobs4.json, jobs4 qd128: 2,869 MB/s)
+    assert "RND 4 KiB, best" in summary and "SEQ 128 KiB, best" in summary
+    assert "179,510 IOPS" in summary and "2,869 MB/s" in summary
+
+
+def test_summary_comes_first_and_the_page_fits_the_window_width(html: str):
+    assert html.index('<section id="summary">') < html.index('class="chart"')
+    # links wrap instead of widening the page
+    assert "flex-wrap: wrap" in html and "minmax(min(560px, 100%), 1fr)" in html
 
 
 def test_self_contained(html: str):
@@ -80,6 +95,9 @@ def test_charts_are_plotly_figures_of_the_marts(html: str, source: Path):
     assert all(f["figure"]["data"] and f["config"]["displaylogo"] is False for f in figures)
     titles = [f["figure"]["layout"]["title"]["text"] for f in figures]
     assert "random read 4 KiB: IOPS vs outstanding I/O" in titles
+    # a sequential workload is charted in MB/s (the IOPS chart would be the same curve over the block size)
+    assert "sequential read 128 KiB: Throughput (MB/s) vs outstanding I/O" in titles
+    assert "sequential read 128 KiB: IOPS vs outstanding I/O" not in titles
     iops = next(f for f in figures if f["figure"]["layout"]["title"]["text"] == titles[0])
     fio_trace = next(t for t in iops["figure"]["data"] if t.get("name") == FIO_DISK)
     con = duckdb.connect(str(source), read_only=True)
@@ -118,7 +136,7 @@ def test_conditions_checks_and_provenance(html: str, source: Path):
         runs = con.execute("SELECT count(*) FROM fct_io_results").fetchone()[0]
     finally:
         con.close()
-    assert f"{checked} run(s) checked,\n    {flagged} flagged" in checks
+    assert f"{w.plural(checked, 'run')} checked,\n    {flagged} flagged" in checks
     # sample_data/diskspd/synthetic-ss-stripe-mixed-8k.xml: six 70/30 runs, a read and a write row each
     assert checked == checked_rows - 6
     assert "1 MiB/s = 1,048,576 bytes/s" in checks and "1 MB/s = 1,000,000 bytes/s" in checks
@@ -187,18 +205,18 @@ def test_disk_without_benchmark_results(tmp_path: Path):
     result = build_report(db)
     assert result.charts == []
     # sample_data/sqlstats/synthetic-p10-workload.txt: three statements (three 'SQL Server Execution Times:')
-    assert result.summary == [("P10 data", "no benchmark results, only 3 SQL Server statement(s).")]
+    assert result.summary == [("P10 data", "no benchmark results, only 3 SQL Server statements.")]
     assert "No workload was measured at two loads or more" in result.html
-    assert "SQL Server statements (3)" in result.html
+    assert '<section id="sql">' in result.html and "3 statements" in result.html
 
 
 def test_share_page_builds_report_bundle_and_image_buttons(warehouse: Path):
-    """app/web/pages/report.py on the sample warehouse: anonymized report and bundle ready to download."""
+    """app/web/views/report.py on the sample warehouse: anonymized report and bundle ready to download."""
     from streamlit.testing.v1 import AppTest
 
     from tests.helpers import ROOT
 
-    at = AppTest.from_file(str(ROOT / "app" / "web" / "pages" / "report.py"), default_timeout=300).run()
+    at = AppTest.from_file(str(ROOT / "app" / "web" / "views" / "report.py"), default_timeout=300).run()
     assert not at.exception
     assert at.multiselect[0].value == [
         FIO_DISK,
@@ -213,8 +231,13 @@ def test_share_page_builds_report_bundle_and_image_buttons(warehouse: Path):
     labels = [d.proto.label for d in at.get("download_button")]
     assert labels[0].startswith("Report (HTML") and labels[1].startswith("Bundle (zip")
     assert labels[2:] == ["All charts as PNG (zip)", "All charts as SVG (zip)"]
-    summary = at.dataframe[0].value
-    assert summary["disk"].to_list() == ["Disk A @ Host 1", "Disk B @ Host 2", "Disk C @ Host 2", "Disk D @ Host 3"]
+    summary = [m.value for m in at.markdown if "■" in m.value]
+    assert [m.split("**")[1] for m in summary] == [
+        "Disk A @ Host 1",
+        "Disk B @ Host 2",
+        "Disk C @ Host 2",
+        "Disk D @ Host 3",
+    ]
     built = at.session_state["share_built"]
     # sample_data/labels.json labels and the fio job names (randread-4k-qd1, ...) are gone from both downloads
     bundle = zipfile.ZipFile(io.BytesIO(built["bundle"]))

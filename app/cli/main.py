@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from kneepoint.app import wording as w
 from kneepoint.app.wording import printable
 from kneepoint.ingest import __version__, formats
 from kneepoint.ingest.errors import DatabaseError, ParseError, ReadOnlyWarehouse, WarehouseBusy
@@ -60,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ReadOnlyWarehouse as exc:
-        print(f"kneepoint: {args.db} may only be read with this account: {printable(exc)}", file=sys.stderr)
+        print(f"kneepoint: {printable(w.read_only(args.db))} ({printable(exc)})", file=sys.stderr)
         return EXIT_FAIL
     except (WarehouseBusy, DatabaseError) as exc:
         # A PostgreSQL server's messages never quote a password; masked all the same, as every message here.
@@ -180,6 +181,13 @@ def _parser() -> argparse.ArgumentParser:
         "report", parents=[common, share], help="write one self-contained HTML report (opens offline, no server)"
     )
     s.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write, e.g. report.html")
+    s.add_argument(
+        "--latency-target-ms",
+        type=_latency_target_ms,
+        default=5.0,
+        metavar="MS",
+        help="the summary gives each disk's largest load whose p99 latency stays under MS (default 5)",
+    )
     s.set_defaults(func=cmd_report)
 
     s = sub.add_parser(
@@ -553,7 +561,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if (failed := _catch_up(args.db)) is not None:
         return failed
     try:
-        report = build_report(args.db, **_share_args(args))
+        report = build_report(args.db, **_share_args(args), latency_target_ms=args.latency_target_ms)
     except RuntimeError as exc:
         print(f"kneepoint report: {printable(exc)}", file=sys.stderr)
         return EXIT_FAIL
@@ -562,8 +570,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         f"wrote {out}: {len(report.disk_keys)} disk(s), {len(report.charts)} chart(s), "
         f"{len(report.html.encode('utf-8')) / 1e6:.1f} MB" + (", anonymized" if report.anonymized else "")
     )
+    import textwrap
+
     for disk, sentence in report.summary:
-        print(f"  {printable(disk)}: {printable(sentence)}")
+        print(
+            textwrap.fill(
+                f"{printable(disk)}: {printable(sentence)}", 100, initial_indent="  ", subsequent_indent="    "
+            )
+        )
     return EXIT_OK
 
 
@@ -639,13 +653,36 @@ def cmd_images(args: argparse.Namespace) -> int:
 
 
 def cmd_app(args: argparse.Namespace) -> int:
-    from kneepoint.app.sample import load_sample_if_empty
+    import subprocess
+
+    from kneepoint.app.sample import warehouse_is_empty
     from kneepoint.ingest.postgres import Target
 
     db = args.db
-    if not args.no_sample:
-        loaded = load_sample_if_empty(db)
-        if loaded:
+    # The app's process reads its warehouse from KNEEPOINT_DB (Streamlit runs the pages as scripts); a
+    # PostgreSQL password goes where libpq reads it, never into the URL the app shows.
+    env = {**os.environ, "KNEEPOINT_DB": str(db)}
+    if isinstance(db, Target):
+        env["KNEEPOINT_DB"] = db.url_without_password()
+        if db.password:
+            env["PGPASSWORD"] = db.password
+    if not args.no_sample and warehouse_is_empty(db):
+        # In a child process: dbt's build leaves multiprocessing semaphores that the exec below would orphan
+        # (the resource tracker then warns of "leaked semaphore objects" at start). The warehouse goes by the
+        # environment, as to the app, so no password appears among the child's arguments.
+        loaded = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from kneepoint.app.sample import load_sample_if_empty; from kneepoint.ingest.warehouse import locate; "
+                "print(load_sample_if_empty(locate()))",
+            ],
+            check=True,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        ).stdout.strip()
+        if loaded not in ("", "0"):
             print(f"loaded the sample data into {printable(db)}: {loaded} file(s)")
     script = Path(__file__).resolve().parent.parent / "web" / "streamlit_app.py"
     cmd = [
@@ -668,13 +705,6 @@ def cmd_app(args: argparse.Namespace) -> int:
         "viewer",
     ]
     print(f"kneepoint app on http://{args.address}:{args.port}  (warehouse: {printable(db)})", flush=True)
-    # The app's process reads its warehouse from KNEEPOINT_DB (Streamlit runs the pages as scripts); a
-    # PostgreSQL password goes where libpq reads it, never into the URL the app shows.
-    env = {**os.environ, "KNEEPOINT_DB": str(db)}
-    if isinstance(db, Target):
-        env["KNEEPOINT_DB"] = db.url_without_password()
-        if db.password:
-            env["PGPASSWORD"] = db.password
     os.execve(sys.executable, cmd, env)
     return EXIT_OK  # not reached
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from collections.abc import Iterable, Sequence
+import textwrap
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kneepoint.app import wording as w
+from kneepoint.app.queries import target_columns
 from kneepoint.ingest.analytics import LatencyPoint, latency_target_point
 
 SERIES_ORDER = "disk_key, pattern, operation, read_pct, block_size_bytes, direction"
@@ -99,20 +102,9 @@ def _latency_points(con, by_threads: bool) -> dict[tuple, list[LatencyPoint]]:
 def _with_latency_target(
     row: dict[str, Any], points: dict[tuple, list[LatencyPoint]], target_ms: float, by_threads: bool
 ) -> dict[str, Any]:
-    found = latency_target_point(
-        points.get((row["series_id"], row.get("threads") if by_threads else None), []), target_ms
-    )
-    out = dict(row)
-    out["latency_target_ms"] = target_ms
-    out["latency_target_metric"] = found.latency_metric if found else None
-    if by_threads:
-        out["latency_target_queue_depth"] = int(found.load) if found else None
-        out["latency_target_outstanding_io"] = int(found.load) * row["threads"] if found else None
-    else:
-        out["latency_target_outstanding_io"] = int(found.load) if found else None
-    out["iops_at_latency_target"] = found.iops if found else None
-    out["latency_ms_at_latency_target"] = found.latency_ms if found else None
-    return out
+    threads = row.get("threads") if by_threads else None
+    found = latency_target_point(points.get((row["series_id"], threads), []), target_ms)
+    return {**row, **target_columns(found, target_ms, threads)}
 
 
 def to_json(rows: Sequence[dict[str, Any]]) -> str:
@@ -128,170 +120,66 @@ def _json_value(v: Any) -> Any:
 
 # --- human output ---------------------------------------------------------------------------------------
 
-
-def block_size_label(block_size_bytes: int) -> str:
-    for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if block_size_bytes >= factor and block_size_bytes % factor == 0:
-            return f"{block_size_bytes // factor} {unit}"
-    return f"{block_size_bytes} B"
+WIDTH = 100  # the lines fit a 100-column terminal
+INDENT = "    "
 
 
-def workload_label(row: dict[str, Any]) -> str:
-    """`random read 4 KiB`, `random mixed 70% read 8 KiB, write I/Os`."""
-    label = f"{row['pattern']} {row['operation']}"
-    if row["operation"] == "mixed":
-        label += f" {row['read_pct']:g}% read"
-    label += f" {block_size_label(row['block_size_bytes'])}"
-    if row["direction"] != row["operation"]:
-        label += f", {row['direction']} I/Os"
-    return label
+def _wrapped(text: str, width: int = WIDTH) -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=INDENT, subsequent_indent=INDENT + "  ", break_on_hyphens=False)
 
 
-def fmt_iops(v: float | None) -> str:
-    if v is None:
-        return "?"
-    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+def _header(row: dict[str, Any], by_threads: bool) -> str:
+    head = f"{row['disk_key']} · {w.workload_of(row)}"
+    return head + (f" · {w.plural(row['threads'], 'thread')}" if by_threads else "")
 
 
-def fmt_ms(v: float | None) -> str:
-    if v is None:
-        return "?"
-    if v >= 100:
-        return f"{v:,.0f}"
-    return f"{v:.1f}" if v >= 1 else f"{v:.2g}"
-
-
-def _latency_text(avg: float | None, p99: float | None) -> str:
-    if avg is not None and p99 is not None:
-        return f"{fmt_ms(avg)} ms mean (p99 {fmt_ms(p99)} ms)"
-    if avg is not None:
-        return f"{fmt_ms(avg)} ms mean"
-    if p99 is not None:
-        return f"p99 {fmt_ms(p99)} ms"
-    return "no latency reported"
-
-
-def _threads_text(threads: int | None, queue_depth: int | None) -> str:
-    if threads is None or queue_depth is None:
-        return ""
-    return f", {threads} thread{'s' if threads != 1 else ''} × QD {queue_depth}"
-
-
-def verdict(row: dict[str, Any], by_threads: bool = False) -> str:
-    """`saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean (p99 0.21 ms)` or `not saturated within ...`."""
-    if by_threads:
-        lo, hi = row["min_queue_depth"], row["max_queue_depth"]
-    else:
-        lo, hi = row["min_outstanding_io"], row["max_outstanding_io"]
-    if not row["saturated"]:
-        qd = "QD " if by_threads else ""
-        max_iops = fmt_iops(row["max_iops"])
-        if lo == hi:
-            return f"not saturated within the tested range (only {qd or 'load '}{lo}): max {max_iops} IOPS"
-        at = row["max_iops_queue_depth"] if by_threads else row["max_iops_outstanding_io"]
-        return f"not saturated within the tested range ({qd}{lo}..{hi}): max {max_iops} IOPS at {qd}{at}"
-    if by_threads:
-        where = f"saturates at QD {row['saturation_queue_depth']} ({row['saturation_outstanding_io']} outstanding)"
-        how = ""
-    else:
-        where = f"saturates at {row['saturation_outstanding_io']} outstanding"
-        how = _threads_text(row["saturation_threads"], row["saturation_queue_depth"])
-    text = (
-        f"{where}: {fmt_iops(row['iops_at_saturation'])} IOPS, "
-        f"{_latency_text(row['latency_avg_ms_at_saturation'], row['latency_p99_ms_at_saturation'])}{how}"
-    )
-    return text
-
-
-def _littles_law_text(row: dict[str, Any]) -> str:
-    n = row["littles_law_flagged_runs"]
-    if not n:
-        return ""
-    return f" [Little's law off (outside 0.8..1.25) in {n} of {row['runs']} runs]"
-
-
-def _table(labels: Iterable[tuple[str, ...]], texts: Iterable[str]) -> list[str]:
-    labels = list(labels)
-    widths = [max((len(lab[i]) for lab in labels), default=0) for i in range(len(labels[0]))] if labels else []
-    return [
-        "  ".join(c.ljust(w) for c, w in zip(lab, widths, strict=True)) + "  " + text
-        for lab, text in zip(labels, texts, strict=True)
-    ]
-
-
-def usl_text(row: dict[str, Any]) -> str:
-    if not row.get("usl_fitted"):
-        return row.get("usl_note") or "USL not fitted"
-    r2 = f"R² {row['usl_r_squared']:.2f}" if row["usl_r_squared"] is not None else "R² n/a (flat)"
-    text = f"USL σ {row['usl_sigma']:.3g}, κ {row['usl_kappa']:.3g}, {r2}: "
-    if row["usl_peak_outstanding_io"] is None:
-        return text + "no peak"
-    return text + f"peak at {row['usl_peak_outstanding_io']:,.0f} outstanding, {fmt_iops(row['usl_peak_iops'])} IOPS"
-
-
-def kneedle_text(row: dict[str, Any]) -> str:
-    knee = row.get("kneedle_outstanding_io")
-    text = f"Kneedle knee at {knee:g}" if knee is not None else "Kneedle: no knee"
-    return text + (" (agrees with the rule)" if row["kneedle_agrees"] else " (differs from the rule)")
-
-
-def second_opinion_lines(labels: Sequence[tuple[str, ...]], rows: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per series, then the caveats of each fit indented beneath it."""
-    lines = []
-    heads = _table(labels, [f"{usl_text(r)}; {kneedle_text(r)}" for r in rows])
-    for head, r in zip(heads, rows, strict=True):
-        lines.append(head)
-        if r["usl_fitted"] and r["usl_note"]:
-            lines.append(f"    USL: {r['usl_note']}")
-        if r["kneedle_note"]:
-            lines.append(f"    {r['kneedle_note']}")
+def series_lines(row: dict[str, Any], by_threads: bool = False, latency_target_ms: float | None = None) -> list[str]:
+    """One series in the app's words: a header (disk · workload), then its saturation sentence, the second
+    opinions, the Little's-law flags and the latency target, each wrapped within WIDTH columns."""
+    sentence = w.saturation_sentence(row, by_threads)
+    if row["saturated"] and not by_threads:
+        sentence += f"; {w.threads_qd(row['saturation_threads'], row['saturation_queue_depth'])}"
+    lines = textwrap.wrap(_header(row, by_threads), WIDTH, subsequent_indent="  ") + _wrapped(sentence)
+    if not by_threads:
+        lines += _wrapped(f"USL: {w.usl_sentence(row)}")
+        if row["usl_fitted"] and row["usl_note"]:
+            lines += _wrapped(f"USL caveat: {row['usl_note']}")
+        lines += _wrapped(f"Kneedle: {w.kneedle_sentence(row)}")
+    flagged = row["littles_law_flagged_runs"]
+    if flagged:
+        lines += _wrapped(
+            f"Little's law off (outside {w.littles_law_bounds()}) in {flagged} of {w.plural(row['runs'], 'run')}"
+        )
+    if latency_target_ms is not None:
+        found = row if row.get("latency_target_metric") is not None else None
+        text = w.latency_target_sentence(found, latency_target_ms)
+        if found and by_threads:
+            text += f" (QD {row['latency_target_queue_depth']})"
+        lines += _wrapped(f"Latency target: {text}")
     return lines
 
 
 def report_lines(
     rows: Sequence[dict[str, Any]], by_threads: bool = False, latency_target_ms: float | None = None
 ) -> list[str]:
+    """The whole answer: the rule with its tolerance, then each series (series_lines), blank lines between."""
     if not rows:
         return ["no benchmark series in the warehouse (kneepoint ingest FILE --disk LABEL)"]
     tolerance = rows[0]["tolerance"]
-    load = "queue depth" if by_threads else "load (outstanding I/O)"
-    lines = [
-        f"Saturation points (tolerance {tolerance:.0%}): the smallest {load} that no larger one beats by more "
-        f"than {tolerance:.0%} IOPS.",
-        "",
-    ]
-    if by_threads:
-        labels = [
-            (r["disk_key"], workload_label(r), f"{r['threads']} thread{'s' if r['threads'] != 1 else ''}") for r in rows
-        ]
-    else:
-        labels = [(r["disk_key"], workload_label(r)) for r in rows]
-    lines += _table(labels, [verdict(r, by_threads) + _littles_law_text(r) for r in rows])
+    lines = textwrap.wrap(
+        f"Saturation points (tolerance {tolerance:.0%}): {w.rule_sentence(tolerance, by_threads)}", WIDTH
+    )
+    for r in rows:
+        lines += ["", *series_lines(r, by_threads, latency_target_ms)]
     if by_threads:
         same = {}
         for r in rows:
             if r["saturates_at_same_outstanding_io"]:
-                same[(r["disk_key"], workload_label(r))] = r["saturation_outstanding_io"]
+                same[f"{r['disk_key']} · {w.workload_of(r)}"] = r["saturation_outstanding_io"]
         if same:
             lines += ["", "Whatever the thread count:"]
-            lines += _table(same.keys(), [f"saturates at {x} outstanding" for x in same.values()])
-    else:
-        lines += ["", "Second opinions, beside the rule (USL fit of IOPS vs load; Kneedle knee):"]
-        lines += second_opinion_lines(labels, rows)
-    if latency_target_ms is not None:
-        lines += ["", f"Largest {load} under {latency_target_ms:g} ms p99 (mean where the tool gave no p99):"]
-        texts = []
-        for r in rows:
-            if r["latency_target_metric"] is None:
-                texts.append(f"none: no measured load stays under {latency_target_ms:g} ms")
-                continue
-            if by_threads:
-                at = f"QD {r['latency_target_queue_depth']} ({r['latency_target_outstanding_io']} outstanding)"
-            else:
-                at = f"{r['latency_target_outstanding_io']} outstanding"
-            texts.append(
-                f"{at}: {fmt_iops(r['iops_at_latency_target'])} IOPS "
-                f"({r['latency_target_metric']} {fmt_ms(r['latency_ms_at_latency_target'])} ms)"
-            )
-        lines += _table(labels, texts)
+            for head, n in same.items():
+                lines += textwrap.wrap(
+                    f"{head}: saturates at {w.fmt_load(n)} outstanding", WIDTH, subsequent_indent="  "
+                )
     return lines

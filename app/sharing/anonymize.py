@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from kneepoint.ingest import formats
 from kneepoint.ingest.warehouse import (
     RAW_TABLES,
     Location,
@@ -82,8 +83,22 @@ _UNC_SERVER = re.compile(r"\\\\([^\\/\s\"'.]+)\\")
 
 # Run metadata keys (last dotted segment, lower case) whose value is free text, a computer name or a user name.
 FREE_TEXT_KEYS = frozenset({"comment", "comments", "description", "note", "notes", "title"})
-HOST_KEYS = frozenset({"computer_name", "computername", "hostname", "host", "machine", "machine_name", "server"})
-USER_KEYS = frozenset({"user", "username", "user_name", "owner", "login"})
+# The keys the format modules declare (formats.host_keys() / user_keys()), with generic names as a fallback: a
+# format that forgets to declare one must still never leak a host or user name into a shared report.
+GENERIC_HOST_KEYS = frozenset(
+    {"computer_name", "computername", "hostname", "host", "machine", "machine_name", "server"}
+)
+GENERIC_USER_KEYS = frozenset({"user", "username", "user_name", "owner", "login"})
+
+
+def host_keys() -> frozenset[str]:
+    return frozenset(k.lower() for k in formats.host_keys()) | GENERIC_HOST_KEYS
+
+
+def user_keys() -> frozenset[str]:
+    return frozenset(k.lower() for k in formats.user_keys()) | GENERIC_USER_KEYS
+
+
 # Literals shorter than this are only replaced where they are the whole value: "db" inside other words is not.
 MIN_LITERAL = 3
 
@@ -219,9 +234,9 @@ class Anonymizer:
         tail = _key_tail(key)
         if tail in FREE_TEXT_KEYS:
             return self.name("comment", value) if value.strip() else value
-        if tail in HOST_KEYS:
+        if tail in host_keys():
             return self.literal("host", value)
-        if tail in USER_KEYS:
+        if tail in user_keys():
             return self.literal("user", value)
         return self.scrub(value)
 
@@ -244,9 +259,9 @@ class Anonymizer:
                 self.literal("tag", tag)
         for m in meta:
             tail = _key_tail(m["key"])
-            if tail in HOST_KEYS:
+            if tail in host_keys():
                 self.literal("host", m["value"])
-            elif tail in USER_KEYS:
+            elif tail in user_keys():
                 self.literal("user", m["value"])
         for text in _texts(files, meta, io, tables):
             self.learn(text)

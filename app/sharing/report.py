@@ -1,19 +1,21 @@
 """The report for a storage vendor: one self-contained HTML file that opens offline in any browser.
 
-Order of the page: a summary (each disk's saturation point in one sentence), the charts per workload
-(interactive plotly, plotly.js embedded once), the saturation tables, the test conditions per disk (tools,
-block sizes, threads, queue depths, durations and the tools' own lines), the Little's-law and unit checks, a
-data appendix with every run, and the provenance of every source file.
+Order of the page: the summary first (per disk: its CrystalDiskMark-style grid, its saturation point, the most
+IOPS under the latency target and one sentence), then the details: the charts per workload (interactive plotly,
+plotly.js embedded once), the saturation tables, the SQL workloads when such files are in scope, the test
+conditions per disk (tools, block sizes, threads, queue depths, durations and the tools' own lines), the
+Little's-law and unit checks, a data appendix with every run, and the provenance of every source file.
 
-Charts come from app/charts.py and mart reads from app/queries.py; the SQL here is only what the report alone
-shows (conditions, checks, appendix, provenance). Every user-given string (labels, tags, notes, file names,
-run metadata) goes through Jinja2's autoescape in the page and through `_script_json` inside the figures.
+Charts and summary grids come from app/charts.py, words from app/wording.py and mart reads from app/queries.py;
+the SQL here is only what the report alone shows (conditions, checks, appendix, provenance), plain selects whose
+rows are grouped here for the page. Every user-given string (labels, tags, notes, file names, run metadata) goes
+through Jinja2's autoescape in the page and through `_script_json` inside the figures (and `wording.esc` inside
+their text fields).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,18 +29,17 @@ import polars as pl
 from plotly.offline import get_plotlyjs
 
 from kneepoint.app import charts, queries
+from kneepoint.app import wording as w
 from kneepoint.app.queries import Series
 from kneepoint.app.sharing.anonymize import Share, shared_warehouse
-from kneepoint.ingest import __version__, units
-from kneepoint.ingest.warehouse import connect
+from kneepoint.ingest import __version__, formats, units
+from kneepoint.ingest.warehouse import Location, connect, locate
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-SERIES_COLUMNS = ("pattern", "operation", "read_pct", "block_size_bytes", "direction")
-# Run metadata that are results rather than conditions (the tables already give them): DiskSpd's per-direction
-# and CPU figures, latency tables, printed throughput. Everything else a tool printed about the run is shown.
-RESULT_KEY_PREFIXES = ("read.", "write.", "total.", "latency.", "cpu.", "results.")
-RESULT_KEYS = ("printed_throughput", "timespan")
+SERIES_COLUMNS = Series._fields
 LIST_SHOWN = 8  # values listed inline before the rest folds away
+# The latency target of the summary's "most IOPS under" line (kneepoint report --latency-target-ms).
+LATENCY_TARGET_MS = 5.0
 
 
 @dataclass
@@ -66,34 +67,55 @@ class Report:
     summary: list[tuple[str, str]]  # (disk, sentence)
     disk_keys: list[str]
     anonymized: bool
+    latency_target_ms: float = LATENCY_TARGET_MS
+    colors: dict[str, str] = field(default_factory=dict)  # each disk's colour on the report's charts
 
 
 # -- entry points -------------------------------------------------------------------------------------------
 
 
 def build_report(
-    db: str | os.PathLike[str],
+    db: str | os.PathLike[str] | Location,
     disks: Iterable[str] | None = None,
     anonymize: bool = False,
     marked: Sequence[str] = (),
+    latency_target_ms: float = LATENCY_TARGET_MS,
 ) -> Report:
-    """The report of the chosen disks (every disk when none), anonymized on request."""
+    """The report of the chosen disks (every disk when none), anonymized on request; `db` a DuckDB file or a
+    PostgreSQL warehouse."""
+    db = locate(db)
     with shared_warehouse(db, disks, anonymize, marked) as share:
-        return render(share)
+        return render(share, latency_target_ms=latency_target_ms, colors=app_colors(db, share))
 
 
-def render(share: Share, generated_at: datetime | None = None) -> Report:
-    """Render the report of a prepared warehouse (app.anonymize.shared_warehouse)."""
-    data = collect(share.db, share.disk_keys)
+def app_colors(db: str | os.PathLike[str] | Location, share: Share) -> dict[str, str] | None:
+    """The colours the app gives the shared disks (from every disk of the user's warehouse), so a disk looks the
+    same in the report as on the pages. None for an anonymized share: its pseudonyms get colours of their own."""
+    if share.anonymized:
+        return None
+    colors = charts.disk_colors(queries.all_disk_keys(locate(db)))
+    return {k: colors[k] for k in share.disk_keys if k in colors}
+
+
+def render(
+    share: Share,
+    generated_at: datetime | None = None,
+    latency_target_ms: float = LATENCY_TARGET_MS,
+    colors: dict[str, str] | None = None,
+) -> Report:
+    """Render the report of a prepared warehouse (app.anonymize.shared_warehouse); `colors`, the disks' colours
+    (default: in the report's order of disks)."""
+    data = collect(share.db, share.disk_keys, latency_target_ms)
+    data["colors"] = charts.disk_colors(share.disk_keys) | (colors or {})
     figures = report_charts(share.db, data)
     html = render_html(data, figures, share.anonymized, generated_at or datetime.now(UTC))
-    return Report(html, figures, data["summary"], share.disk_keys, share.anonymized)
+    return Report(html, figures, data["summary"], share.disk_keys, share.anonymized, latency_target_ms, data["colors"])
 
 
 # -- data ---------------------------------------------------------------------------------------------------
 
 
-def _read(db: Path, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
+def _read(db: Location, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
     con = connect(db)
     try:
         return pl.from_arrow(con.sql(sql, params=list(params)).to_arrow_table())
@@ -101,17 +123,22 @@ def _read(db: Path, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
         con.close()
 
 
-_IN_KEYS = "disk_key IN (SELECT unnest(?::VARCHAR[]))"
+def _in_keys(keys: Sequence[str], column: str = "disk_key") -> str:
+    return f"{column} IN ({', '.join('?' * len(keys))})" if keys else "1 = 0"
 
 
-def collect(db: Path, disk_keys: Sequence[str]) -> dict[str, Any]:
+def _sorted_unique(col: str) -> pl.Expr:
+    return pl.col(col).drop_nulls().unique().sort()
+
+
+def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = LATENCY_TARGET_MS) -> dict[str, Any]:
     """Everything the report shows, read from the marts (and the raw layer for the tools' own lines)."""
     keys = list(disk_keys)
     tables = queries.tables(db)
     if "dim_disks" not in tables:
         raise RuntimeError(f"no models in {db}: run `kneepoint build`")
     order = {k: i for i, k in enumerate(keys)}
-    disks = _read(db, f"SELECT * FROM dim_disks WHERE {_IN_KEYS}", [keys]).sort(
+    disks = _read(db, f"SELECT * FROM dim_disks WHERE {_in_keys(keys)}", keys).sort(
         pl.col("disk_key").replace_strict(order, default=len(order))
     )
     overview = queries.saturation_overview(keys, db) if keys else pl.DataFrame()
@@ -122,132 +149,103 @@ def collect(db: Path, disk_keys: Sequence[str]) -> dict[str, Any]:
         "disks": disks,
         "overview": overview,
         "workloads": _workloads(options, overview),
-        "tolerance": overview["tolerance"][0] if not overview.is_empty() else _tolerance(),
+        "tolerance": overview["tolerance"][0] if not overview.is_empty() else units.var("saturation_tolerance"),
+        "latency_target_ms": latency_target_ms,
+        "targets": queries.latency_target(keys, None, latency_target_ms, db)
+        if keys and not overview.is_empty()
+        else {},
+        "grid": queries.disk_grid(keys, db) if keys else pl.DataFrame(),
     }
-    data["summary"] = _summary(disks, overview)
-    data["conditions"] = _read(
+    data["summary"] = _summary(disks, overview, data["targets"], latency_target_ms)
+    runs = _read(
         db,
-        f"""
-        SELECT disk_key, tool, coalesce(tool_version, '') AS tool_version,
-               count(DISTINCT file_id || ':' || run_index) AS runs,
-               list(DISTINCT pattern || ' ' || CASE WHEN operation = 'mixed'
-                    THEN printf('%g', read_pct) || '% read mix' ELSE operation END) AS workloads,
-               list(DISTINCT block_size_bytes ORDER BY block_size_bytes) FILTER (block_size_bytes IS NOT NULL)
-                   AS block_sizes,
-               list(DISTINCT threads ORDER BY threads) FILTER (threads IS NOT NULL) AS threads,
-               list(DISTINCT queue_depth ORDER BY queue_depth) FILTER (queue_depth IS NOT NULL) AS queue_depths,
-               list(DISTINCT outstanding_io ORDER BY outstanding_io) FILTER (outstanding_io IS NOT NULL)
-                   AS loads,
-               list(DISTINCT duration_s ORDER BY duration_s) FILTER (duration_s IS NOT NULL) AS durations_s,
-               list(DISTINCT target ORDER BY target) FILTER (target IS NOT NULL) AS targets,
-               min(started_at) AS first_started, max(started_at) AS last_started,
-               list(DISTINCT file_name ORDER BY file_name) AS files
-        FROM fct_io_results WHERE {_IN_KEYS}
-        GROUP BY ALL ORDER BY disk_key, tool, tool_version
-        """,
-        [keys],
+        f"SELECT * FROM fct_io_results WHERE {_in_keys(keys)} ORDER BY disk_key, {queries.SERIES_ORDER}, "
+        "outstanding_io, threads, file_name, record_index",
+        keys,
     )
-    data["inferred"] = _read(
-        db,
-        f"""
-        SELECT disk_key, tool, key, count(*) AS records FROM (
-            SELECT disk_key, tool, unnest(inferred) AS key FROM fct_io_results WHERE {_IN_KEYS}
-        ) GROUP BY ALL ORDER BY disk_key, tool, key
-        """,
-        [keys],
+    data["runs"] = runs
+    data["conditions"] = (
+        runs.with_columns(
+            pl.col("tool_version").fill_null(""),
+            pl.concat_str(pl.col("file_id"), pl.lit(":"), pl.col("run_index").cast(pl.String)).alias("run"),
+            pl.struct("pattern", "operation", "read_pct")
+            .map_elements(
+                lambda r: f"{r['pattern']} {w.operation_text(r['operation'], r['read_pct'])}", return_dtype=pl.String
+            )
+            .alias("workload"),
+        )
+        .group_by("disk_key", "tool", "tool_version", maintain_order=True)
+        .agg(
+            pl.col("run").n_unique().alias("runs"),
+            pl.col("workload").unique(maintain_order=True).alias("workloads"),
+            _sorted_unique("block_size_bytes").alias("block_sizes"),
+            _sorted_unique("threads").alias("threads"),
+            _sorted_unique("queue_depth").alias("queue_depths"),
+            _sorted_unique("outstanding_io").alias("loads"),
+            _sorted_unique("duration_s").alias("durations_s"),
+            _sorted_unique("target").alias("targets"),
+            pl.col("started_at").min().alias("first_started"),
+            pl.col("started_at").max().alias("last_started"),
+        )
+        .sort("disk_key", "tool", "tool_version")
+    )
+    data["inferred"] = (
+        runs.select("disk_key", "tool", pl.col("inferred").alias("key"))
+        .explode("key")
+        .drop_nulls("key")
+        .group_by("disk_key", "tool", "key")
+        .agg(pl.len().alias("records"))
+        .sort("disk_key", "tool", "key")
     )
     data["tool_lines"] = _tool_lines(db, keys)
-    data["littles_law"] = _read(
-        db,
-        f"""
-        SELECT disk_key, {", ".join(SERIES_COLUMNS)}, count(*) AS runs,
-               count(littles_law_ratio) AS checked, count(*) FILTER (littles_law_flag) AS flagged,
-               min(littles_law_ratio) AS ratio_min, median(littles_law_ratio) AS ratio_median,
-               max(littles_law_ratio) AS ratio_max
-        FROM fct_io_results WHERE {_IN_KEYS}
-        GROUP BY ALL ORDER BY disk_key, pattern, operation, read_pct DESC, block_size_bytes, direction
-        """,
-        [keys],
+    data["littles_law"] = runs.group_by("disk_key", *SERIES_COLUMNS, maintain_order=True).agg(
+        pl.len().alias("runs"),
+        pl.col("littles_law_ratio").count().alias("checked"),
+        pl.col("littles_law_flag").sum().alias("flagged"),
+        pl.col("littles_law_ratio").min().alias("ratio_min"),
+        pl.col("littles_law_ratio").median().alias("ratio_median"),
+        pl.col("littles_law_ratio").max().alias("ratio_max"),
     )
     # The ratio belongs to a whole run (a mixed run's read and write rows carry the same one): runs are
     # counted and listed once, with the run's IOPS and mean latency.
-    data["littles_law_runs"] = _read(
-        db,
-        f"""
-        SELECT count(DISTINCT (file_id, run_index)) FILTER (littles_law_ratio IS NOT NULL) AS checked,
-               count(DISTINCT (file_id, run_index)) FILTER (littles_law_flag) AS flagged
-        FROM fct_io_results WHERE {_IN_KEYS}
-        """,
-        [keys],
+    per_run = runs.sort("record_index").unique(subset=["file_id", "run_index"], keep="first", maintain_order=True)
+    data["littles_law_runs"] = {
+        "checked": per_run["littles_law_ratio"].count(),
+        "flagged": int(per_run["littles_law_flag"].sum() or 0),
+    }
+    data["littles_law_flagged"] = per_run.filter(pl.col("littles_law_flag")).sort(
+        "disk_key", "pattern", "operation", "block_size_bytes", "outstanding_io", "file_name", "run_index"
     )
-    data["littles_law_flagged"] = _read(
-        db,
-        f"SELECT * FROM fct_io_results WHERE {_IN_KEYS} AND littles_law_flag "
-        "QUALIFY row_number() OVER (PARTITION BY file_id, run_index ORDER BY record_index) = 1 "
-        "ORDER BY disk_key, pattern, operation, read_pct DESC, block_size_bytes, outstanding_io, file_name, run_index",
-        [keys],
+    # mart_unit_checks (the dbt test assert_throughput_matches_iops_x_block_size reads it too), per tool and
+    # printed unit, beside the records of each.
+    records = runs.group_by("tool", "reported_throughput_unit").agg(pl.len().alias("records"))
+    checked = queries.unit_checks(keys, db) if "mart_unit_checks" in tables else pl.DataFrame()
+    data["units"] = (
+        records.join(checked, on=["tool", "reported_throughput_unit"], how="left", nulls_equal=True)
+        .with_columns(pl.col("checked").fill_null(0), pl.col("mismatched").fill_null(0))
+        .sort("tool", "reported_throughput_unit", nulls_last=False)
+        if not checked.is_empty()
+        else records.with_columns(
+            pl.lit(0).alias("checked"), pl.lit(0).alias("mismatched"), pl.lit(None, pl.Float64).alias("max_deviation")
+        )
     )
-    # The dbt test assert_throughput_matches_iops_x_block_size, per tool and printed unit.
-    printed = (
-        "iops > 0 AND throughput_bytes_per_s > 0 AND block_size_bytes > 0 AND NOT list_has_any(inferred, "
-        "['iops', 'throughput_bytes_per_s', 'block_size_bytes'])"
-    )
-    deviation = "abs(iops * block_size_bytes - throughput_bytes_per_s) / throughput_bytes_per_s"
-    data["units"] = _read(
-        db,
-        f"""
-        SELECT tool, reported_throughput_unit, count(*) AS records,
-               count(*) FILTER ({printed}) AS checked,
-               count(*) FILTER ({printed} AND {deviation} > 0.02) AS mismatched,
-               max({deviation}) FILTER ({printed}) AS max_deviation
-        FROM fct_io_results WHERE {_IN_KEYS}
-        GROUP BY ALL ORDER BY tool, reported_throughput_unit
-        """,
-        [keys],
-    )
-    data["unit_mismatches"] = _read(
-        db,
-        f"SELECT *, {deviation} AS deviation FROM fct_io_results WHERE {_IN_KEYS} AND {printed} "
-        f"AND {deviation} > 0.02 ORDER BY disk_key, file_name, record_index",
-        [keys],
-    )
+    data["unit_mismatches"] = queries.unit_mismatches(keys, db) if "mart_unit_checks" in tables else pl.DataFrame()
     data["latency_units"] = _read(
         db,
         f"""
         SELECT r.tool, r.latency_unit, count(*) AS records
-        FROM raw_io_records r JOIN (SELECT DISTINCT file_id FROM fct_io_results WHERE {_IN_KEYS}) USING (file_id)
-        GROUP BY ALL ORDER BY r.tool, r.latency_unit
+        FROM raw_io_records r
+        WHERE r.file_id IN (SELECT file_id FROM fct_io_results WHERE {_in_keys(keys)})
+        GROUP BY r.tool, r.latency_unit ORDER BY r.tool, r.latency_unit
         """,
-        [keys],
+        keys,
     )
-    data["runs"] = _read(
-        db,
-        f"SELECT * FROM fct_io_results WHERE {_IN_KEYS} "
-        "ORDER BY disk_key, pattern, operation, read_pct DESC, block_size_bytes, direction, outstanding_io, threads, "
-        "file_name, record_index",
-        [keys],
-    )
-    data["statements"] = (
-        _read(
-            db,
-            f"SELECT * FROM fct_query_time WHERE {_IN_KEYS} ORDER BY disk_key, file_name, statement_index",
-            [keys],
-        )
-        if "fct_query_time" in tables
-        else pl.DataFrame()
-    )
+    data["statements"] = queries.statements(keys, db=db) if "fct_query_time" in tables and keys else pl.DataFrame()
     files = _read(db, "SELECT * FROM dim_files ORDER BY ingested_at, file_name")
     data["files"] = files.filter(
         pl.Series([queries.disk_key(d, h) in order for d, h in files.select("disk", "host").rows()], dtype=pl.Boolean)
     )
     return data
-
-
-def _tolerance() -> float:
-    import yaml
-
-    with open(units.PROJECT_ROOT / "dbt_project.yml", encoding="utf-8") as fh:
-        return float(yaml.safe_load(fh)["vars"]["saturation_tolerance"])
 
 
 def _workloads(options: pl.DataFrame, overview: pl.DataFrame) -> list[tuple[Series, list[str], int]]:
@@ -272,120 +270,171 @@ def _headline(rows: list[dict]) -> dict:
     )
 
 
-def _summary(disks: pl.DataFrame, overview: pl.DataFrame) -> list[tuple[str, str]]:
+def _headline_target(targets: dict, disk: str, row: dict) -> dict | None:
+    return targets.get((disk, row["series_id"]))
+
+
+def _summary(
+    disks: pl.DataFrame, overview: pl.DataFrame, targets: dict, latency_target_ms: float
+) -> list[tuple[str, str]]:
+    """Each disk in one sentence: its headline workload's saturation point and the most IOPS it gave under the
+    latency target."""
     out = []
     for d in disks.iter_rows(named=True):
         key = d["disk_key"]
         rows = [] if overview.is_empty() else overview.filter(pl.col("disk_key") == key).to_dicts()
         if not rows:
-            what = f"{d['statements']} SQL Server statement(s)" if d["statements"] else "no benchmark curve"
+            what = w.plural(d["statements"], "SQL Server statement") if d["statements"] else "no benchmark curve"
             out.append((key, f"no benchmark results, only {what}."))
             continue
         h = _headline(rows)
         curves = [r for r in rows if r["points"] >= 2]
         saturated = sum(bool(r["saturated"]) for r in curves)
         tools = ", ".join(h["tools"] or [])
-        sentence = f"{charts.series_title(*(h[c] for c in SERIES_COLUMNS))} ({tools}) {charts.saturation_sentence(h)}."
+        sentence = f"{w.workload_of(h)} ({tools}) {w.saturation_sentence(h)}"
+        sentence += "; " + w.latency_target_sentence(_headline_target(targets, key, h), latency_target_ms) + "."
         if len(curves) > 1:
             sentence += f" Saturated in {saturated} of the {len(curves)} workloads measured at two loads or more."
         out.append((key, sentence))
     return out
 
 
-def _tool_lines(db: Path, keys: list[str]) -> pl.DataFrame:
-    """The tools' own lines per file (Test/OS/Profile, command lines, job options), values per key in the order
-    the tool printed them."""
-    excluded = " AND ".join(f"NOT starts_with(m.key, '{p}')" for p in RESULT_KEY_PREFIXES)
-    return _read(
+def _tool_lines(db: Location, keys: list[str]) -> pl.DataFrame:
+    """The tools' own lines per file (Test/OS/Profile, command lines, job options), keys in alphabetical order,
+    values sorted. Keys that are results rather than conditions (the registry's result keys: DiskSpd's
+    per-direction and CPU figures, latency tables, printed throughput) are left out: the tables give them.
+
+    Not in the order the tool printed them: raw_run_metadata has no ordinal column, and only DuckDB keeps the
+    insertion order (rowid); PostgreSQL's row addresses do not follow it (COPY fills free space in earlier pages),
+    so the same warehouse on either engine would list a file's lines differently."""
+    meta = _read(
         db,
         f"""
-        WITH f AS (
-            SELECT DISTINCT file_id, disk_key FROM fct_io_results WHERE {_IN_KEYS}
-        )
-        SELECT f.disk_key, d.file_name, d.format, d.tool_version, d.io_runs, m.key,
-               count(DISTINCT m.run_index) AS runs, list(DISTINCT m.value ORDER BY m.value) AS "values",
-               min(m.rowid) AS first_row
-        FROM raw_run_metadata m JOIN f USING (file_id) JOIN dim_files d USING (file_id)
-        WHERE {excluded} AND m.key NOT IN (SELECT unnest(?::VARCHAR[])) AND m.value IS NOT NULL
-        GROUP BY ALL
-        ORDER BY f.disk_key, d.file_name, first_row
+        SELECT f.disk_key, d.file_name, d.format, d.tool_version, d.io_runs, m.key, m.run_index, m.value
+        FROM raw_run_metadata m
+        JOIN (SELECT DISTINCT file_id, disk_key FROM fct_io_results WHERE {_in_keys(keys)}) f ON f.file_id = m.file_id
+        JOIN dim_files d ON d.file_id = m.file_id
+        WHERE m.value IS NOT NULL
         """,
-        [keys, list(RESULT_KEYS)],
+        keys,
+    )
+    if meta.is_empty():
+        return meta
+    prefixes, result_keys = formats.result_key_prefixes(), set(formats.result_keys())
+    meta = meta.filter(
+        ~pl.col("key").is_in(list(result_keys)) & ~pl.any_horizontal(pl.col("key").str.starts_with(p) for p in prefixes)
+    )
+    return (
+        meta.group_by("disk_key", "file_name", "format", "tool_version", "io_runs", "key")
+        .agg(
+            pl.col("run_index").n_unique().alias("runs"),
+            pl.col("value").unique().sort().alias("values"),
+        )
+        .sort("disk_key", "file_name", "key")
     )
 
 
 # -- charts -------------------------------------------------------------------------------------------------
 
 
-def report_charts(db: Path, data: dict[str, Any]) -> list[ReportChart]:
-    """The report's charts, workload by workload: IOPS, throughput and latency against outstanding I/O, the
-    hockey stick, and latency percentiles at the lowest load, the saturation point and the highest load."""
-    colors = charts.disk_colors(data["disk_keys"])
+def report_charts(db: Location, data: dict[str, Any]) -> list[ReportChart]:
+    """The report's charts, workload by workload: IOPS (random workloads) or throughput (sequential ones; within
+    one workload the other is the same curve times the block size), mean and p99 latency against outstanding I/O,
+    the hockey stick, and latency percentiles at the loads mart_percentile_loads picks (the lowest, the
+    saturation point, the highest); the statements of SQL workloads on their disk's curve."""
+    colors = data["colors"]
     out: list[ReportChart] = []
+
+    def add(title: str, slug: str, what: str, fig: go.Figure) -> None:
+        chart_title = f"{title}: {fig.layout.title.text or what}"
+        # Aligned with the plot area, not the image edge, so slides do not cut the first letter.
+        fig.update_layout(title={"text": chart_title, "xref": "paper", "x": 0})
+        out.append(ReportChart(title, f"{len(out) + 1:02d}-{w.slug(title)}-{slug}", chart_title, fig))
+
     for series, disk_keys, most_loads in data["workloads"]:
         if most_loads < 2:
             continue  # one load per disk: a point, not a curve; the tables give it
-        title = charts.series_title(*series)
+        title = w.workload_title(*series)
         points = queries.curve_points(disk_keys, series, db)
         if points.is_empty():
             continue
         saturation = queries.saturation(disk_keys, series, db)
-        figs: list[tuple[str, str, go.Figure]] = [
-            ("iops", "IOPS", charts.curve_figure(points, "iops", saturation, colors)),
-            ("throughput", "throughput", charts.curve_figure(points, "throughput_mb", saturation, colors)),
-        ]
+        if w.is_sequential(series.pattern):
+            add(title, "throughput", "throughput", charts.curve_figure(points, "throughput_mb", saturation, colors))
+        else:
+            add(title, "iops", "IOPS", charts.curve_figure(points, "iops", saturation, colors))
         has_avg = points["latency_avg_ms"].drop_nulls().len() > 0
         has_p99 = points["latency_p99_ms"].drop_nulls().len() > 0
         if has_avg:
-            figs.append(("latency", "mean latency", charts.curve_figure(points, "latency_avg", saturation, colors)))
+            add(
+                title,
+                "latency",
+                "mean latency",
+                charts.curve_figure(points, "latency_avg", saturation, colors, log_y=None),
+            )
         if has_p99:
-            figs.append(("p99", "p99 latency", charts.curve_figure(points, "latency_p99", saturation, colors)))
+            add(title, "p99", "p99 latency", charts.curve_figure(points, "latency_p99", saturation, colors, log_y=None))
         if has_avg or has_p99:
             latency = "latency_avg" if has_avg else "latency_p99"
-            figs.append(
-                ("hockey", "latency vs IOPS", charts.latency_vs_iops_figure(points, saturation, latency, colors))
+            add(
+                title,
+                "hockey",
+                "latency vs IOPS",
+                charts.latency_vs_iops_figure(points, saturation, latency, colors, log_y=None),
             )
-        dist = _percentile_loads(queries.latency_percentiles(disk_keys, series, db), saturation)
+        dist = queries.latency_percentiles(disk_keys, series, db=db)
         if not dist.is_empty():
-            figs.append(("percentiles", "latency percentiles", charts.percentile_figure(dist, colors)))
-        for slug, what, fig in figs:
-            chart_title = f"{title}: {fig.layout.title.text or what}"
-            # Aligned with the plot area, not the image edge, so slides do not cut the first letter.
-            fig.update_layout(title={"text": chart_title, "xref": "paper", "x": 0})
-            name = f"{len(out) + 1:02d}-{_slug(title)}-{slug}"
-            out.append(ReportChart(title, name, chart_title, fig))
+            add(title, "percentiles", "latency percentiles", charts.percentile_figure(dist, colors))
+    for disk, series in _statement_curves(db, data):
+        title = f"SQL workloads on {disk}"
+        placed = queries.statements_on_curve([disk], series, db=db)
+        if placed.is_empty():
+            continue
+        placed = placed.with_columns(
+            pl.Series(
+                "label",
+                [
+                    f"#{i + 1}: {w.fmt_throughput(b)}, {w.cpu_sentence(c)}"
+                    for i, b, c in placed.select(
+                        "statement_index", "effective_read_bytes_per_s", "cpu_to_elapsed"
+                    ).rows()
+                ],
+                dtype=pl.String,
+            )
+        )
+        fig = charts.statements_on_curve_figure(
+            queries.curve_points([disk], series, db), placed, "MB", queries.saturation([disk], series, db), colors
+        )
+        fig.update_layout(title={"text": f"{fig.layout.title.text}, {w.workload_title(*series)}"})
+        add(title, "statements", "statements on the curve", fig)
     return out
 
 
-def _percentile_loads(dist: pl.DataFrame, saturation: pl.DataFrame) -> pl.DataFrame:
-    """The percentile curves worth a slide: each disk's lowest load, saturation point and highest load."""
-    if dist.is_empty():
-        return dist
-    sat = {} if saturation.is_empty() else dict(saturation.select("disk_key", "saturation_outstanding_io").rows())
-    ends = dist.group_by("disk_key").agg(pl.col("outstanding_io").min().alias("lo"), pl.col("outstanding_io").max())
-    keep = {(k, v) for k, lo, hi in ends.rows() for v in (lo, hi, sat.get(k)) if v is not None}
-    return dist.filter(
-        pl.Series([(k, v) in keep for k, v in dist.select("disk_key", "outstanding_io").rows()], dtype=pl.Boolean)
-    )
-
-
-def _slug(text: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "chart"
+def _statement_curves(db: Location, data: dict[str, Any]) -> list[tuple[str, Series]]:
+    """Per disk with SQL statements and benchmark results: the read workload its statements are placed on (the
+    read series measured at the most loads; SQL Server reads 8 KiB pages and read-ahead runs)."""
+    statements = data["statements"]
+    if statements.is_empty():
+        return []
+    out = []
+    for disk in data["disk_keys"]:
+        if disk not in set(statements["disk_key"].to_list()):
+            continue
+        options = queries.series_options([disk], db).filter(pl.col("direction") == "read")
+        if not options.is_empty():
+            top = options.row(0, named=True)
+            out.append((disk, Series(*(top[c] for c in SERIES_COLUMNS))))
+    return out
 
 
 # -- formatting ---------------------------------------------------------------------------------------------
 
 
 def _num(value: float | None, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "–"
-    return f"{value:,.{digits}g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return w.plain(value, digits)
 
 
-def _ratio(value: float | None) -> str:
-    return "–" if value is None or math.isnan(value) else f"{value:.2f}"
+_ratio = w.fmt_ratio
 
 
 def _values(values: Sequence[Any] | None, fmt=str) -> str:
@@ -411,13 +460,12 @@ def _seconds(value: float) -> str:
     return f"{value:g} s"
 
 
-def _workload(row: dict) -> str:
-    return charts.series_title(*(row[c] for c in SERIES_COLUMNS))
+_workload = w.workload_of
 
 
 def _run_workload(row: dict) -> str:
     """The workload of a whole run: a mixed run's directions together, so no '(read I/Os)'."""
-    return charts.series_title(
+    return w.workload_title(
         row["pattern"], row["operation"], row["read_pct"], row["block_size_bytes"], row["operation"]
     )
 
@@ -426,29 +474,24 @@ def _saturation_table(overview: pl.DataFrame) -> Table:
     rows = []
     for r in overview.iter_rows(named=True):
         sat = bool(r["saturated"])
-        usl = (
-            f"{r['usl_peak_outstanding_io']:,.0f} (R² {r['usl_r_squared']:.2f})"
-            if r.get("usl_peak_outstanding_io") and r.get("usl_r_squared") is not None
-            else (r.get("usl_note") or "–")
-        )
+        usl = w.usl_sentence(r)
         rows.append(
             [
                 r["disk_key"],
                 _workload(r),
                 ", ".join(r["tools"] or []),
-                f"{charts.fmt_load(r['min_outstanding_io'])}–{charts.fmt_load(r['max_outstanding_io'])} "
-                f"({r['points']} loads, {r['runs']} runs)",
-                charts.fmt_load(r["saturation_outstanding_io"]) if sat else "not saturated",
-                f"{r['saturation_threads']} × {r['saturation_queue_depth']}" if sat else "–",
-                charts.fmt_iops(r["iops_at_saturation"]) if sat else "–",
-                charts.fmt_throughput(r["throughput_bytes_per_s_at_saturation"]) if sat else "–",
-                charts.fmt_ms(r["latency_avg_ms_at_saturation"]) if sat else "–",
-                charts.fmt_ms(r["latency_p99_ms_at_saturation"]) if sat else "–",
+                w.tested_range(r["min_outstanding_io"], r["max_outstanding_io"], r["points"], r["runs"]),
+                w.fmt_load(r["saturation_outstanding_io"]) if sat else "not saturated",
+                w.threads_qd(r["saturation_threads"], r["saturation_queue_depth"]) if sat else "–",
+                w.fmt_iops(r["iops_at_saturation"]) if sat else "–",
+                w.fmt_throughput(r["throughput_bytes_per_s_at_saturation"]) if sat else "–",
+                w.fmt_ms(r["latency_avg_ms_at_saturation"]) if sat else "–",
+                w.fmt_ms(r["latency_p99_ms_at_saturation"]) if sat else "–",
                 f"{r['latency_growth_to_saturation']:.2f}×" if r.get("latency_growth_to_saturation") else "–",
-                f"{charts.fmt_iops(r['max_iops'])} at {charts.fmt_load(r['max_iops_outstanding_io'])}",
+                f"{w.fmt_iops(r['max_iops'])} at {w.fmt_load(r['max_iops_outstanding_io'])}",
                 usl,
-                charts.fmt_load(r["kneedle_outstanding_io"]) if r.get("kneedle_outstanding_io") else "–",
-                str(r["littles_law_flagged_runs"]),
+                w.kneedle_sentence(r),
+                w.fmt_int(r["littles_law_flagged_runs"]),
             ]
         )
     return Table(
@@ -465,12 +508,12 @@ def _saturation_table(overview: pl.DataFrame) -> Table:
             "p99 latency (ms)",
             "Latency growth",
             "Best IOPS at load",
-            "USL peak",
-            "Kneedle knee",
+            "USL model",
+            "Kneedle",
             "Little's-law flags",
         ],
         rows,
-        numeric={3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14},
+        numeric={4, 6, 7, 8, 9, 10, 11, 14},
     )
 
 
@@ -491,9 +534,9 @@ def _conditions(data: dict[str, Any]) -> list[dict[str, Any]]:
         rows = [
             [
                 f"{r['tool']} {r['tool_version']}".strip(),
-                str(r["runs"]),
+                w.fmt_int(r["runs"]),
                 ", ".join(r["workloads"] or []),
-                _values(r["block_sizes"], charts.fmt_block_size),
+                _values(r["block_sizes"], w.fmt_block_size),
                 _values(r["threads"]),
                 _values(r["queue_depths"]),
                 _values(r["loads"]),
@@ -520,7 +563,9 @@ def _conditions(data: dict[str, Any]) -> list[dict[str, Any]]:
             numeric={1},
         )
         inf = inferred.filter(pl.col("disk_key") == disk)
-        inferred_text = [f"{r['tool']}: {r['key']} in {r['records']} record(s)" for r in inf.iter_rows(named=True)]
+        inferred_text = [
+            f"{r['tool']}: {r['key']} in {w.plural(r['records'], 'record')}" for r in inf.iter_rows(named=True)
+        ]
         files = []
         per_disk = lines.filter(pl.col("disk_key") == disk)
         for (file_name,), group in per_disk.group_by("file_name", maintain_order=True):
@@ -559,9 +604,9 @@ def _checks(data: dict[str, Any]) -> dict[str, Any]:
             [
                 r["disk_key"],
                 _workload(r),
-                str(r["runs"]),
-                str(r["checked"]),
-                str(r["flagged"]),
+                w.fmt_int(r["runs"]),
+                w.fmt_int(r["checked"]),
+                w.fmt_int(r["flagged"]),
                 _ratio(r["ratio_min"]),
                 _ratio(r["ratio_median"]),
                 _ratio(r["ratio_max"]),
@@ -581,9 +626,9 @@ def _checks(data: dict[str, Any]) -> dict[str, Any]:
             [
                 r["disk_key"],
                 _run_workload(r),
-                f"{r['threads']} × {r['queue_depth']}",
-                charts.fmt_iops(r["run_iops"]),
-                charts.fmt_ms(r["run_latency_avg_ms"]),
+                w.threads_qd(r["threads"], r["queue_depth"]),
+                w.fmt_iops(r["run_iops"]),
+                w.fmt_ms(r["run_latency_avg_ms"]),
                 _ratio(r["littles_law_ratio"]),
                 _source(r),
             ]
@@ -601,9 +646,9 @@ def _checks(data: dict[str, Any]) -> dict[str, Any]:
                 r["tool"],
                 unit or "–",
                 f"1 {unit} = {factor:,.0f} bytes/s" if factor else "–",
-                str(r["records"]),
-                str(r["checked"]),
-                str(r["mismatched"]),
+                w.fmt_int(r["records"]),
+                w.fmt_int(r["checked"]),
+                w.fmt_int(r["mismatched"]),
                 f"{100 * r['max_deviation']:.2f} %" if r["max_deviation"] is not None else "–",
             ]
         )
@@ -614,7 +659,7 @@ def _checks(data: dict[str, Any]) -> dict[str, Any]:
             "Read as",
             "Records",
             "IOPS × block size checked",
-            "Off by more than 2 %",
+            f"Off by more than {units.var('unit_check_tolerance'):.0%}",
             "Largest deviation",
         ],
         unit_rows,
@@ -630,7 +675,7 @@ def _checks(data: dict[str, Any]) -> dict[str, Any]:
                 f"1 {r['latency_unit']} = {latency_factors[r['latency_unit']]:g} ms"
                 if r["latency_unit"] in latency_factors
                 else "unknown unit",
-                str(r["records"]),
+                w.fmt_int(r["records"]),
             ]
             for r in data["latency_units"].iter_rows(named=True)
         ],
@@ -642,8 +687,8 @@ def _checks(data: dict[str, Any]) -> dict[str, Any]:
             [
                 r["disk_key"],
                 _workload(r),
-                charts.fmt_iops(r["iops"]),
-                charts.fmt_block_size(r["block_size_bytes"]),
+                w.fmt_iops(r["iops"]),
+                w.fmt_block_size(r["block_size_bytes"]),
                 f"{r['throughput_bytes_per_s']:,.0f}",
                 f"{100 * r['deviation']:.2f} %",
                 _source(r),
@@ -658,8 +703,10 @@ def _checks(data: dict[str, Any]) -> dict[str, Any]:
         "units": unit_table,
         "latency_units": latency_table,
         "mismatches": mismatches,
-        "flagged_count": int(data["littles_law_runs"]["flagged"][0]),
-        "checked_count": int(data["littles_law_runs"]["checked"][0]),
+        "flagged_count": data["littles_law_runs"]["flagged"],
+        "checked_count": data["littles_law_runs"]["checked"],
+        "littles_law_bounds": w.littles_law_bounds(),
+        "unit_tolerance": f"{units.var('unit_check_tolerance'):.0%}",
     }
 
 
@@ -689,14 +736,14 @@ def _appendix(data: dict[str, Any]) -> dict[str, Any]:
             [
                 r["disk_key"],
                 _workload(r),
-                str(r["threads"]),
-                str(r["queue_depth"]),
-                str(r["outstanding_io"]),
-                charts.fmt_iops(r["iops"]),
+                w.fmt_int(r["threads"]),
+                w.fmt_int(r["queue_depth"]),
+                w.fmt_int(r["outstanding_io"]),
+                w.fmt_iops(r["iops"]),
                 _num(r["throughput_mb_per_s"], 4),
                 _num(r["throughput_mib_per_s"], 4),
-                charts.fmt_ms(r["latency_avg_ms"]),
-                charts.fmt_ms(r["latency_p99_ms"]),
+                w.fmt_ms(r["latency_avg_ms"]),
+                w.fmt_ms(r["latency_p99_ms"]),
                 _ratio(r["littles_law_ratio"]),
                 r["tool"],
                 _source(r),
@@ -710,6 +757,7 @@ def _appendix(data: dict[str, Any]) -> dict[str, Any]:
         [
             "Disk",
             "Statement",
+            "Status",
             "CPU (ms)",
             "Elapsed (ms)",
             "Logical reads",
@@ -722,17 +770,18 @@ def _appendix(data: dict[str, Any]) -> dict[str, Any]:
             [
                 r["disk_key"],
                 str(r["statement_index"] + 1),
-                _num(r["execution_cpu_ms"], 6),
-                _num(r["execution_elapsed_ms"], 6),
-                _num(r["logical_reads"], 12),
-                _num(r["pages_read"], 12),
-                _num(r["effective_read_bytes_per_s"] / 1e6, 4) if r["effective_read_bytes_per_s"] else "–",
-                charts.cpu_sentence(r["cpu_to_elapsed"]),
+                w.statement_status(r),
+                w.fmt_int(r["execution_cpu_ms"]) if w.statement_status(r) == "timed" else "–",
+                w.fmt_int(r["execution_elapsed_ms"]) if w.statement_status(r) == "timed" else "–",
+                w.fmt_int(r["logical_reads"]),
+                w.fmt_int(r["pages_read"]),
+                w.plain(r["effective_read_bytes_per_s"] / 1e6) if r["effective_read_bytes_per_s"] else "–",
+                w.cpu_sentence(r["cpu_to_elapsed"]),
                 f"{r['file_name']}, line {r['source_line']}",
             ]
             for r in st.iter_rows(named=True)
         ],
-        numeric={1, 2, 3, 4, 5, 6},
+        numeric={1, 3, 4, 5, 6, 7},
     )
     return {"runs": runs, "statements": statements if st.height else None}
 
@@ -758,12 +807,12 @@ def _provenance(files: pl.DataFrame) -> Table:
             [
                 r["file_name"],
                 queries.disk_key(r["disk"], r["host"]),
-                r["format"],
+                w.format_name(r["format"]),
                 r["tool_version"] or "–",
                 r["encoding"] or "–",
-                f"{r['size_bytes']:,}",
-                str(r["io_runs"]),
-                str(r["statements"]),
+                w.fmt_int(r["size_bytes"]),
+                w.fmt_int(r["io_runs"]),
+                w.fmt_int(r["statements"]),
                 r["ingested_at"].astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if r["ingested_at"] else "–",
                 r["kneepoint_version"] or "–",
                 ", ".join(r["tags"] or []),
@@ -808,28 +857,69 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["plural"] = w.plural  # {{ n|plural("run") }}: '1 run', '2 runs'
     env.filters["script_json"] = lambda v: jinja2.utils.markupsafe.Markup(_script_json(v))
     return env
 
 
-def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized: bool, generated_at: datetime) -> str:
-    sections: list[dict[str, Any]] = []
-    for chart in figures:
-        if not sections or sections[-1]["title"] != chart.workload:
-            sections.append({"title": chart.workload, "anchor": f"w{len(sections) + 1}", "charts": []})
-        sections[-1]["charts"].append(
+def _disk_summaries(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The summary's card per disk: its colour (the one its lines have on every chart), one sentence and its
+    CrystalDiskMark-style grid."""
+    sentences = dict(data["summary"])
+    out = []
+    for disk in data["disk_keys"]:
+        grid = charts.summary_grid(data["grid"], disk) if not data["grid"].is_empty() else pl.DataFrame()
+        out.append(
             {
-                "id": chart.name,
-                "title": chart.title,
-                "spec": chart.figure.to_json(),
-                "config": chart_config(chart.name),
+                "disk": disk,
+                "color": data["colors"].get(disk, "#444"),
+                "sentence": sentences.get(disk, ""),
+                "grid": Table(list(grid.columns), [list(r) for r in grid.rows()]) if not grid.is_empty() else None,
             }
         )
+    return out
+
+
+def _sql(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The SQL workloads per disk: their totals in words and each statement, timed or not."""
+    statements = data["statements"]
+    out = []
+    if statements.is_empty():
+        return out
+    for disk in data["disk_keys"]:
+        st = statements.filter(pl.col("disk_key") == disk)
+        if st.is_empty():
+            continue
+        t = queries.time_totals([disk], db=data["db"])
+        untimed = t["statements"] - t["timed"]
+        text = (
+            f"{w.plural(t['statements'], 'statement')}"
+            + (f" ({w.plural(untimed, 'statement')} not timed)" if untimed else "")
+            + f": {w.fmt_int(t['pages_read'])} pages read from disk in {w.fmt_int(t['execution_elapsed_ms'])} ms "
+            f"of execution; effective read throughput {w.fmt_throughput(t['effective_read_bytes_per_s'])}."
+        )
+        out.append({"disk": disk, "color": data["colors"].get(disk, "#444"), "text": text})
+    return out
+
+
+def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized: bool, generated_at: datetime) -> str:
+    sections: list[dict[str, Any]] = []
+    sql_charts: list[dict[str, Any]] = []
+    for chart in figures:
+        entry = {
+            "id": chart.name,
+            "title": chart.title,
+            "spec": chart.figure.to_json(),
+            "config": chart_config(chart.name),
+        }
+        if chart.name.endswith("-statements"):
+            sql_charts.append(entry)
+            continue
+        if not sections or sections[-1]["title"] != chart.workload:
+            sections.append({"title": chart.workload, "anchor": f"w{len(sections) + 1}", "charts": []})
+        sections[-1]["charts"].append(entry)
     overview = data["overview"]
-    uncharted = [
-        series_title
-        for series_title in dict.fromkeys(charts.series_title(*s) for s, _, loads in data["workloads"] if loads < 2)
-    ]
+    uncharted = list(dict.fromkeys(w.workload_title(*s) for s, _, loads in data["workloads"] if loads < 2))
     return (
         _environment()
         .get_template("report.html.j2")
@@ -839,7 +929,9 @@ def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized
             version=__version__,
             anonymized=anonymized,
             tolerance=data["tolerance"],
-            summary=data["summary"],
+            rule=w.rule_sentence(data["tolerance"]),
+            latency_target_ms=data["latency_target_ms"],
+            disk_summaries=_disk_summaries(data),
             disk_count=len(data["disk_keys"]),
             file_count=data["files"].height,
             run_count=data["runs"].height,
@@ -848,6 +940,8 @@ def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized
             chart_count=len(figures),
             matrix=_matrix_table(overview, data["disk_keys"]) if not overview.is_empty() else None,
             saturation=_saturation_table(overview) if not overview.is_empty() else None,
+            sql=_sql(data),
+            sql_charts=sql_charts,
             conditions=_conditions(data),
             checks=_checks(data),
             appendix=_appendix(data),

@@ -14,8 +14,10 @@ from typing import Any
 import polars as pl
 import streamlit as st
 
-from kneepoint.app.charts import fmt_block_size
+from kneepoint.app.charts import disk_colors
 from kneepoint.app.queries import Series
+from kneepoint.app.sample import sample_disk_keys
+from kneepoint.app.wording import fmt_block_size
 
 QP = "query-params"
 
@@ -30,6 +32,19 @@ def _cached(fn_name: str, version: tuple, args: tuple) -> Any:
 def cached(fn: Callable, version: tuple, *args: Any) -> Any:
     """Call a queries function, cached until the warehouse file changes (`queries.data_version`)."""
     return _cached(fn.__name__, version, args)
+
+
+def colors(version: tuple) -> dict[str, str]:
+    """Every disk's colour, from the order of every stored disk: a disk keeps its colour on every page."""
+    from kneepoint.app import queries
+
+    return disk_colors(cached(queries.all_disk_keys, version))
+
+
+def uploaded_disks(disk_keys: list[str]) -> list[str]:
+    """The disks the user stored, without the sample data's (sample_data/labels.json)."""
+    sample = sample_disk_keys()
+    return [k for k in disk_keys if k not in sample]
 
 
 def select_param(

@@ -1,5 +1,6 @@
 """kneepoint's Streamlit entry point: navigation, and the models caught up before a page reads them; each page is a
-thin module in app/web/pages/."""
+thin module in app/web/views/ (not pages/: Streamlit lists a pages/ folder beside the entry point as pages of their
+own, run without the entry point, when the first request names one)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from kneepoint.app import queries
 from kneepoint.app.web import uploads
 from kneepoint.app.web.uploads import md_literal
 from kneepoint.ingest.build import models_behind
-from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
+from kneepoint.ingest.warehouse import Location, exists
 
 
 @st.cache_resource
-def _checked() -> dict[Path, tuple[float, float]]:
-    """The file version each warehouse was last checked at (kept across reruns and sessions of this process): a
-    page load checks again only after the file changed."""
+def _checked() -> dict[Location, tuple[float, float]]:
+    """The version each warehouse (a DuckDB file, a PostgreSQL database) was last checked at (kept across reruns
+    and sessions of this process): a page load checks again only after the warehouse changed."""
     return {}
 
 
@@ -26,7 +28,7 @@ def catch_up() -> None:
     --no-build`) is completed before a page reads, so no page shows models behind the stored files."""
     db = queries.current_db()
     version = queries.data_version(db)
-    if not db.exists() or _checked().get(db) == version:
+    if not exists(db) or _checked().get(db) == version:
         return
     try:
         with uploads.holding_warehouse(db, wait_s=0) as con:
@@ -37,12 +39,16 @@ def catch_up() -> None:
                     st.error("The model build failed: " + md_literal("; ".join(result.failures)))
     except WarehouseBusy:
         return  # another process is changing the warehouse: it builds, and the page says busy if it must wait
+    except ReadOnlyWarehouse:
+        return  # an account that may only read: the pages show the models as they are; a writer's build updates them
     _checked()[db] = queries.data_version(db)
 
 
-st.set_page_config(page_title="kneepoint", page_icon=":material/show_chart:", layout="wide")
+HERE = Path(__file__).resolve().parent
+PAGES = HERE / "views"
+# A local image: a material-symbol page icon makes the browser fetch its SVG from a font CDN.
+st.set_page_config(page_title="kneepoint", page_icon=str(HERE / "favicon.png"), layout="wide")
 
-PAGES = Path(__file__).resolve().parent / "pages"
 nav = st.navigation(
     {
         "Disks": [

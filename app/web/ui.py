@@ -6,7 +6,10 @@ charts does not serialize eight copies of plotly.js or start a browser for SVG.
 
 from __future__ import annotations
 
-import re
+import html
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
@@ -14,11 +17,60 @@ import plotly.graph_objects as go
 import polars as pl
 import streamlit as st
 
+from kneepoint.app import wording as w
+from kneepoint.app.web.uploads import md_literal
+from kneepoint.app.wording import slug
+
 EXPORT_WIDTH_PX = 1200
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:80] or "chart"
+def md(text: object) -> str:
+    """A user's text (a label, a file name) inside Streamlit Markdown, shown as itself."""
+    return md_literal(str(text))
+
+
+def swatch(disk: str, color: str, sentence: str | None = None, notes: Sequence[str] = ()) -> None:
+    """A disk's name in its colour (the colour of its lines on every chart), with a sentence and smaller notes.
+    HTML is allowed here for the colour only: every text is escaped."""
+    text = f"<span style='color:{color}'>■</span> **{html.escape(disk)}**" + (
+        f": {html.escape(sentence)}" if sentence else ""
+    )
+    if notes:
+        text += "  \n<small>" + "<br>".join(html.escape(n) for n in notes) + "</small>"
+    st.markdown(text, unsafe_allow_html=True)
+
+
+def _cell(value: Any) -> str:
+    """A table cell in words: integers with separators, other numbers to four digits, lists joined, nothing as
+    a dash (never 'None')."""
+    if value is None:
+        return w.DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) or (isinstance(value, Decimal) and value == value.to_integral_value()):
+        return w.fmt_int(value)
+    if isinstance(value, float | Decimal):
+        return w.plain(float(value), 4)
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value) or w.DASH
+    return str(value)
+
+
+def words(df: pl.DataFrame, names: dict[str, str] | None = None) -> pl.DataFrame:
+    """A frame with every cell in words (_cell) and its columns named for people (`names`, else the column
+    name without underscores)."""
+    names = names or {}
+    return pl.DataFrame(
+        {names.get(c, c.replace("_", " ")): [_cell(v) for v in df[c].to_list()] for c in df.columns},
+        schema={names.get(c, c.replace("_", " ")): pl.String for c in df.columns},
+    )
+
+
+def table(df: pl.DataFrame, names: dict[str, str] | None = None, **kwargs: Any) -> None:
+    """st.dataframe of `words(df)`: formatted numbers, no 'None' cells."""
+    st.dataframe(words(df, names), hide_index=True, **kwargs)
 
 
 def plotly_config(name: str) -> dict[str, Any]:

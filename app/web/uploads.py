@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-import duckdb
-
 from kneepoint.ingest import formats
 from kneepoint.ingest.build import BuildResult, build_models
 from kneepoint.ingest.errors import ParseError
@@ -25,7 +23,7 @@ from kneepoint.ingest.labels import check_labels
 from kneepoint.ingest.load import FileOutcome, IngestReport, ingest_inputs
 from kneepoint.ingest.records import IoRecord
 from kneepoint.ingest.sources import InputError, InputFile, Limits, iter_upload
-from kneepoint.ingest.warehouse import connect
+from kneepoint.ingest.warehouse import Connection, Location, connect
 
 T = TypeVar("T")
 
@@ -99,23 +97,36 @@ def mark_stored(previews: Iterable[Preview], stored: dict[str, tuple[str, str]])
 
 
 _WINDOWS_DRIVE = re.compile(r"^([A-Za-z]):")
+_PHYSICAL_DRIVE = re.compile(r"^\\\\[.?]\\(PhysicalDrive\d+)$", re.IGNORECASE)
+# Folders that name no disk: a test file there says nothing about which device was measured.
+_NOT_A_DEVICE = {".", "/", "/tmp", "/var/tmp", "~"}
+
+
+def device_of(target: str) -> str | None:
+    """The device a benchmark target names, when it names one: a drive letter ('E:' of E:\\testfile.dat), a
+    device (nvme0n1 of /dev/nvme0n1, PhysicalDrive1), or the folder a test file sits in (/mnt/p10 of
+    /mnt/p10/fio.test). A bare file or job name ('fio.test', 'randread') names none."""
+    t = target.strip().strip('"')
+    if m := _WINDOWS_DRIVE.match(t):
+        return f"{m.group(1).upper()}:"
+    if m := _PHYSICAL_DRIVE.match(t):
+        return m.group(1)
+    if t.startswith("/dev/"):
+        return os.path.basename(t) or None
+    if "/" in t or "\\" in t:
+        parent = str(Path(t.replace("\\", "/")).parent)
+        return parent if parent not in _NOT_A_DEVICE else None
+    return None
 
 
 def label_suggestions(previews: Iterable[Preview], used: Iterable[str]) -> list[str]:
-    """Disk labels to offer: the targets the files name (a drive letter, a device) first, then labels in use."""
+    """Disk labels to offer: the devices the files' targets name (device_of) first, then the labels in use."""
     out: dict[str, None] = {}
     for p in previews:
         for target in p.targets:
-            t = target.strip().strip('"')
-            m = _WINDOWS_DRIVE.match(t)
-            if m:
-                out[f"{m.group(1).upper()}:"] = None
-            elif t.startswith("/dev/"):
-                out[os.path.basename(t)] = None
-            elif t:
-                # A test file's folder says more about the disk than the file's own name.
-                parent = str(Path(t).parent) if "/" in t or "\\" in t else t
-                out[parent if parent not in (".", "/") else t] = None
+            device = device_of(target)
+            if device:
+                out[device] = None
     for label in used:
         out.setdefault(label, None)
     return list(out)
@@ -140,7 +151,7 @@ class StoreOutcome:
 
 
 def store_previews(
-    db: str | os.PathLike[str],
+    db: Location,
     previews: Iterable[Preview],
     disk: str,
     host: str | None,
@@ -180,10 +191,11 @@ def serialized(fn: Callable[..., T], *args: object) -> T:
 
 
 @contextmanager
-def holding_warehouse(db: str | os.PathLike[str], wait_s: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def holding_warehouse(db: Location, wait_s: float | None = None) -> Iterator[Connection]:
     """Keep the warehouse's write lock for a whole change (store, then build). Inside one process DuckDB shares
     the open database with every other connection to it (the loader's, dbt's), so they work while this one keeps
-    other processes out; dbt itself does not wait for a lock, it fails at once."""
+    other processes out; dbt itself does not wait for a lock, it fails at once. On PostgreSQL it is a connection
+    like any other: writers share the server, and builds exclude each other by advisory locks (ingest/build.py)."""
     with _OPEN_LOCK:
         con = connect(db, wait_s=wait_s)
     try:
@@ -193,7 +205,7 @@ def holding_warehouse(db: str | os.PathLike[str], wait_s: float | None = None) -
             con.close()
 
 
-def rebuild(db: str | os.PathLike[str], progress: Callable[[str], None] | None = None) -> BuildResult:
+def rebuild(db: Location, progress: Callable[[str], None] | None = None) -> BuildResult:
     """Bring the models up to date after a committed change. Sessions storing at once share builds: a build
     covers every change committed before it started, so a session whose change an earlier build covered finds
     nothing left to build (ingest/build.py)."""

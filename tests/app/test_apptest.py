@@ -26,7 +26,7 @@ def new_app(page: str | None = None, **params: str | list[str]) -> AppTest:
     for key, value in params.items():
         at.query_params[key] = value
     if page:
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"views/{page}.py")
     return at
 
 
@@ -57,16 +57,20 @@ def test_curves_marks_the_saturation_point(warehouse):
     # sample_data/fio/randread-4k-jobs1.json, job randread-4k-qd32 (1 job x iodepth 32): "iops" : 177525.118720
     # (line 2424) and lat_ns "mean" : 180070.443879 (line 2582); QD 64 adds 1.1 % (179,509 IOPS), within the
     # rule's 10 % tolerance, so 32 outstanding is the saturation point.
-    sentence = "saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean"
+    sentence = "saturates at 32 outstanding: 177,525 IOPS, 0.18 ms mean (p99 0.208 ms)"
     assert sentence in markdown(at)
+    # the rule, with its tolerance, where the point is shown
+    assert any("no larger measured load delivers more than 10% more IOPS" in c.value for c in at.caption)
     figs = figures(at)
     assert len(figs) >= 5  # IOPS, throughput, mean and p99 latency, latency vs IOPS (+ heatmap, percentiles)
     iops = next(f for f in figs if f["layout"]["title"]["text"].startswith("IOPS vs outstanding"))
-    assert sentence.replace(": ", ":<br>", 1) in annotations(iops)
+    # the same sentence above the chart (in its top margin, never over the data)
+    assert any(sentence in a for a in annotations(iops))
     assert iops["layout"]["xaxis"]["type"] == "log"
-    # hover names the source file and run
+    # hover names the source file and run, in plain numbers
     line = next(t for t in iops["data"] if t["name"] == FIO_DISK)
-    assert "randread-4k-jobs1.json" in {row[2] for row in line["customdata"]}
+    assert any("randread-4k-jobs1.json, run " in h for h in line["hovertext"])
+    assert any("177,525 IOPS" in h for h in line["hovertext"]) and not any("e+" in h for h in line["hovertext"])
     # every chart has HTML and CSV downloads
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels.count("HTML") == len(figs) and labels.count("CSV") == len(figs)
@@ -76,7 +80,7 @@ def test_curves_says_not_saturated(warehouse):
     # sample_data/fio/seqread-128k-*.json: the sequential sweep still gains at its largest load
     at = new_app(disk=FIO_DISK, pattern="sequential", op="read:100", bs="131072", dir="read").run()
     assert not at.exception
-    assert "not saturated within the tested range (1–512 outstanding" in markdown(at)
+    assert "not saturated within the tested range (1–512 outstanding)" in markdown(at)
     iops = figures(at)[0]
     assert any("not saturated within the tested range" in a for a in annotations(iops))
 
@@ -90,15 +94,15 @@ def test_curves_state_comes_from_the_url(warehouse):
         dir="read",
         mib="true",
         usl="true",
-        loglat="true",
+        lataxis="log",
     ).run()
     assert not at.exception
     assert at.multiselect[0].value == [P10_DISK, STRIPE_DISK]
     assert [s.value for s in at.selectbox[:4]] == ["random", "read:100", "8192", "read"]
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
-    assert "Throughput (MiB/s, 2^20 bytes) vs outstanding I/O" in titles
+    assert "Throughput (MiB/s) vs outstanding I/O" in titles
     iops = figures(at)[0]
-    assert any(t["name"].endswith("USL fit (R² 1.000)") or "USL fit" in t["name"] for t in iops["data"])
+    assert {f"{P10_DISK}: USL model", f"{STRIPE_DISK}: USL model"} <= {t["name"] for t in iops["data"]}
     latency = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("Mean latency (ms) vs out"))
     assert latency["layout"]["yaxis"]["type"] == "log"
 
@@ -148,7 +152,7 @@ def test_upload_previews_then_stores_and_links_to_the_curves(warehouse):
     preview = at.dataframe[0].value
     assert preview["file"].tolist() == ["my-run.json", "notes.txt"]
     # the file's jobs are fio 3.33 (its "fio version" line), 8 jobs: iodepth 1..128
-    assert preview["format"].tolist()[0] == "fio_json"
+    assert preview["format"].tolist()[0] == "fio JSON"  # the registry's title, not the module id
     assert preview["tool version"].tolist()[0] == "3.33"
     assert preview["runs"].tolist()[0] == 8
     assert preview["status"].tolist() == ["ready", "error"]
@@ -158,7 +162,7 @@ def test_upload_previews_then_stores_and_links_to_the_curves(warehouse):
     at.button[0].click().run()
     assert not at.exception
     # the bad file did not block the good one
-    assert any("Added 8 run(s) for disk **Premium P10**" in s.value for s in at.success)
+    assert any("Added 8 runs for disk **Premium P10** from 1 file." in s.value for s in at.success)
     link = at.get("page_link")[0].proto
     assert link.label == "See the curves of Premium P10"
     assert "disk=Premium+P10" in link.query_string or "disk=Premium%20P10" in link.query_string
@@ -224,7 +228,7 @@ def test_preview_refuses_files_over_the_size_limit():
 # -- compare --------------------------------------------------------------------------------------------------
 
 
-def test_compare_side_by_side_with_ratios(warehouse):
+def test_compare_side_by_side_like_with_like(warehouse):
     at = new_app(
         "compare", disk=[P10_DISK, STRIPE_DISK], pattern="random", op="read:100", bs="8192", dir="read", base=P10_DISK
     ).run()
@@ -232,18 +236,34 @@ def test_compare_side_by_side_with_ratios(warehouse):
     table = at.table[0].value
     assert list(table.columns) == ["", P10_DISK, STRIPE_DISK]
     rows = dict(zip(table[""], table[P10_DISK], strict=True))
-    # the baseline is 1.00x of itself
-    assert rows["IOPS at saturation"].endswith("(1.00×)")
     other = dict(zip(table[""], table[STRIPE_DISK], strict=True))
-    assert other["IOPS at saturation"].endswith("×)") and not other["IOPS at saturation"].endswith("(1.00×)")
-    titles = [f["layout"]["title"]["text"] for f in figures(at)]
-    assert titles[0].startswith("IOPS at saturation")
+    # the baseline carries no difference; the other disk's saturation figures are differences of saturation
+    # points (both saturate), its best measured IOPS one of best measured IOPS
+    assert not rows["IOPS at saturation (both saturated)"].endswith("%)")
+    assert other["IOPS at saturation (both saturated)"].endswith("%)")
+    assert other["Best IOPS measured (vs baseline's best)"].endswith("%)")
+    bars = figures(at)[0]
+    assert bars["layout"]["title"]["text"].startswith("random read 8 KiB: best measured")
+    labels = [t["text"][0] for t in bars["data"]]
+    assert any(label.endswith("baseline") for label in labels)
+    assert any(label.endswith(" %") and ("+" in label or "−" in label) for label in labels)
+    # one verdict line per workload, saying what it compares
+    assert any("best measured" in m.value and "%" in m.value for m in at.markdown)
     overlaid = figures(at)[1]
     assert {t["name"] for t in overlaid["data"]} >= {P10_DISK, STRIPE_DISK}
     workloads = at.dataframe[0].value  # every workload measured on either disk, where each saturates
     assert (
         workloads.loc[workloads["workload"] == "random read 8 KiB", P10_DISK].tolist()[0].startswith("32 outstanding")
     )
+
+
+def test_compare_opens_on_disks_that_share_a_workload(warehouse):
+    at = new_app("compare").run()
+    assert not at.exception
+    chosen = at.multiselect[0].value
+    assert len(chosen) >= 2
+    # the default workload is measured on every disk chosen: no "not measured" disk, a difference per disk
+    assert not any(c.value.startswith("Not measured with this workload") for c in at.caption)
 
 
 # -- SQL workloads --------------------------------------------------------------------------------------------
@@ -263,11 +283,11 @@ def test_sql_page_totals_and_statements_on_the_curve(warehouse):
     placed = next(t for t in fig["data"] if t["name"].endswith("statements"))
     # statement 2 read no page from disk; statement 1 read (1138 + 154102) pages x 8 KiB in 293201 ms (lines 10, 13)
     assert [t.split(":")[0] for t in placed["text"]] == ["#1", "#3"]
-    assert placed["text"][0] == "#1: 4.3 MB/s, I/O-bound: 1% CPU"
+    assert placed["text"][0] == "#1: 4.34 MB/s, I/O-bound: 1% CPU"
     totals = at.dataframe[1].value
     assert totals["table"].tolist()[-1] == "Total"
     # logical reads 155486 + 4212 + 28904 + 48722 + 0 + 5431 + 1912 (the file's Table lines)
-    assert totals["logical reads"].tolist()[-1] == 244667
+    assert totals["logical reads"].tolist()[-1] == "244,667"
 
 
 # -- stored files ---------------------------------------------------------------------------------------------
@@ -285,7 +305,7 @@ def test_data_page_relabel_then_delete(warehouse):
     file_id = _file_id(warehouse, "synthetic-ss-stripe-mixed-8k.xml")
     at = new_app("data", file=file_id).run()
     assert not at.exception
-    assert file_id in at.dataframe[0].value["file_id"].tolist()
+    assert file_id in at.dataframe[0].value["file id"].tolist()
     assert any(b.proto.label == "Download the original file" for b in at.get("download_button"))
 
     at.button_group[0].set_value("Relabel").run()
@@ -295,7 +315,9 @@ def test_data_page_relabel_then_delete(warehouse):
     assert not at.exception
     assert at.success[0].value.startswith("Relabel synthetic-ss-stripe-mixed-8k.xml as Stripe B: done")
     files = at.dataframe[0].value
-    assert files.loc[files["file_id"] == file_id, "disk"].tolist() == ["Stripe B"]
+    assert files.loc[files["file id"] == file_id, "disk"].tolist() == ["Stripe B"]
+    # the picker shows the new label at once
+    assert any("Stripe B" in o and file_id in o for o in at.selectbox[0].options)
 
     at = new_app("data", file=file_id, action="Delete").run()
     delete = next(b for b in at.button if b.proto.label == "Delete the file")
@@ -304,7 +326,10 @@ def test_data_page_relabel_then_delete(warehouse):
     next(b for b in at.button if b.proto.label == "Delete the file").click().run()
     assert not at.exception
     assert at.success[0].value.startswith("Delete synthetic-ss-stripe-mixed-8k.xml: done")
-    assert file_id not in at.dataframe[0].value["file_id"].tolist()
+    assert file_id not in at.dataframe[0].value["file id"].tolist()
+    # nothing is chosen next, and the page is back on Download: no other file sits preselected under Delete
+    assert at.selectbox[0].value is None and "file" not in at.query_params
+    assert at.query_params["action"] == "Download"
 
 
 def test_data_page_on_an_empty_warehouse(empty_db):

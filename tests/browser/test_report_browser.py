@@ -79,6 +79,8 @@ def test_every_chart_renders_offline(browser, report: Path):
                 (ARTIFACTS / f"report-chart-{i + 1:02d}.png").write_bytes(png)
         page.locator("#saturation").scroll_into_view_if_needed()
         page.screenshot(path=str(ARTIFACTS / "report-saturation.png"))
+        # the report fits the window: links wrap and wide tables scroll inside their own box
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400
     finally:
         ctx.close()
 
@@ -101,9 +103,8 @@ def test_markup_in_labels_runs_nothing(browser, tmp_path: Path):
         ctx.close()
 
 
-def test_images_for_slides(sample_warehouse: Path, tmp_path: Path):
-    if shutil.which("chromium") is None and not Path("/usr/bin/chromium").exists():
-        pytest.skip("kaleido needs chromium")
+def test_images_for_slides(browser, sample_warehouse: Path, tmp_path: Path):
+    # `browser`: kaleido renders through the same chromium, and the fixture fails in CI when it is missing
     out = tmp_path / "images"
     assert main(["images", "--db", str(sample_warehouse), "--disk", P10_DISK, "--out", str(out)]) == 0
     pngs = sorted(out.glob("*.png"))
@@ -118,3 +119,27 @@ def test_images_for_slides(sample_warehouse: Path, tmp_path: Path):
     assert all(s.read_text(encoding="utf-8").lstrip().startswith("<svg") for s in svgs)
     ARTIFACTS.mkdir(exist_ok=True)
     shutil.copy(pngs[0], ARTIFACTS / "report-image-iops.png")
+
+
+LINK = '<a href="http://127.0.0.1:9/leak">x</a>'
+
+
+def test_a_label_holding_a_link_reads_as_text_in_every_chart(browser, tmp_path: Path):
+    from tests.helpers import SAMPLE
+
+    db = tmp_path / "link.duckdb"
+    assert main(["--db", str(db), "ingest", str(SAMPLE / "sqlio" / "synthetic-p10-sweep.txt"), "--disk", LINK]) == 0
+    out = tmp_path / "link.html"
+    assert main(["report", "--db", str(db), "--out", str(out)]) == 0
+    ctx, page, fetched, dialogs, errors = _open_offline(browser, out)
+    try:
+        assert (fetched, dialogs, errors) == ([], [], [])
+        # plotly draws a subset of HTML in its text fields: the label must stay text, never an SVG link
+        assert page.locator(".chart svg a").count() == 0
+        legends = page.locator(".chart .legendtext").all_text_contents()
+        assert LINK in legends
+        # and in the page's own text (the summary card), escaped by the template
+        assert LINK in page.locator("#summary").inner_text()
+        page.locator(".chart").first.screenshot(path=str(ARTIFACTS / "report-link-label.png"))
+    finally:
+        ctx.close()

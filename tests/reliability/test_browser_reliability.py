@@ -36,7 +36,7 @@ from tests.reliability.test_crash_safety import rows_per_file
 pytestmark = pytest.mark.browser
 
 STORE_BUTTON = re.compile(r"^Store \d+ files? and rebuild")
-ADDED = re.compile(r"Added \d+ run\(s\) for disk")
+ADDED = re.compile(r"Added [\d,]+ runs? for disk")
 BUSY = re.compile(r"warehouse busy: .* is held by process \d+ ")
 # One file per session, each a different tool's output (distinct bytes from any other test's copies).
 SESSION_FILES = [
@@ -224,7 +224,7 @@ def test_four_browser_sessions_uploading_at_once_all_land(start_app, browser, tm
     runner.join(timeout=600)
     assert len(texts) == len(paths), "the four sessions did not finish (see the output above)"
     for disk, text in zip(disks, texts, strict=True):
-        assert f"for disk {as_streamlit_shows(disk)} from 1 file(s)" in text, text
+        assert f"for disk {as_streamlit_shows(disk)} from 1 file." in text, text
 
     stored, contents, hashes = rows_per_file(app.db)
     assert stored == expected_by_file_id(paths)  # each upload whole, nothing else
@@ -288,7 +288,7 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     assert refused.returncode == 1 and out == "", out + err
     assert err.splitlines()[-1].startswith(f"kneepoint: warehouse busy: {app.db} is held by process {app.pid} ("), err
     page.get_by_text(ADDED).first.wait_for(timeout=900_000)
-    assert "for disk app disk from 1 file(s)" in page.get_by_text(ADDED).first.inner_text()
+    assert "for disk app disk from 1 file." in page.get_by_text(ADDED).first.inner_text()
     out, err = waiting.communicate(timeout=1800)
     assert waiting.returncode == 0 and "3 file(s) added" in out, err
 
@@ -337,13 +337,17 @@ def test_hostile_labels_and_names_are_text_on_every_page_and_in_the_report(page,
             "dir": saturated["direction"],
         }
     )
+    # a file stored with the CLI's hostile labels: the Stored files page shows its notes once it is chosen
+    stored = queries.stored_files(db)
+    first_file = stored.filter(stored["notes"] == labels["notes"])["file_id"][0]
     visits = {
         "curves": (f"/?{series}", ".js-plotly-plot .legend"),
         "compare": (f"/compare?disk={quote_plus(key)}", None),
         "share": (f"/share?disk={quote_plus(key)}", None),
         "data": ("/data", "[data-testid='stDataFrame']"),
-        "data relabel": ("/data?action=Relabel", "[data-testid='stForm']"),
-        "data delete": ("/data?action=Delete", "[data-testid='stCheckbox']"),
+        # the Stored files page chooses no file by itself (a delete never leaves the next one preselected)
+        "data relabel": (f"/data?action=Relabel&file={first_file}", "[data-testid='stForm']"),
+        "data delete": (f"/data?action=Delete&file={first_file}", "[data-testid='stCheckbox']"),
     }
     # The payload's <img> drawn as an element (a label read as HTML), page by page.
     markup: dict[str, int] = {}
@@ -360,7 +364,7 @@ def test_hostile_labels_and_names_are_text_on_every_page_and_in_the_report(page,
     page.wait_for_selector(".js-plotly-plot .legend", timeout=120_000)
     assert HTML_PAYLOAD in page.locator(".js-plotly-plot .legend").first.text_content()  # as text
     screenshot(page, "reliability-hostile-curves")
-    page.goto(app.url + "/data")
+    page.goto(app.url + f"/data?file={first_file}")
     wait_idle(page)
     page.get_by_text(as_streamlit_shows(labels["notes"].splitlines()[0])).first.wait_for(timeout=60_000)
 
@@ -406,7 +410,7 @@ def as_streamlit_shows(text: str) -> str:
 
 
 CURVES_MARKUP = (
-    "app/web/pages/curves.py writes each disk's saturation sentence with st.markdown(..., unsafe_allow_html=True) and "
+    "app/web/views/curves.py writes each disk's saturation sentence with st.markdown(..., unsafe_allow_html=True) and "
     "the disk label unescaped: a label's HTML becomes elements (Streamlit strips event handlers, so no script "
     "runs). Fix in the reliability report: html.escape() the label (and the notes) inside that Markdown."
 )

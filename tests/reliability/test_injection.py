@@ -13,6 +13,7 @@ from pathlib import Path
 import markupsafe
 
 from kneepoint.app import queries
+from kneepoint.app import wording as w
 from kneepoint.ingest.warehouse import RAW_TABLES, connect, list_files, row_counts
 from tests.reliability.conftest import cli
 from tests.reliability.inputs import HTML_PAYLOAD, SCRIPT_PAYLOAD, SQL_PAYLOAD, hostile_file_names
@@ -93,12 +94,15 @@ def test_the_report_escapes_every_label(injected):
     # No payload as live markup: not in the page, not inside the figures' <script type="application/json">.
     for payload in (HTML_PAYLOAD, SCRIPT_PAYLOAD, *(n for n in hostile_file_names() if "<" in n)):
         assert payload not in text, payload
-    # The labels are in the report, as text: HTML-escaped in the page, \u003c-escaped in the figures' JSON.
+    # The labels are in the report, as text: HTML-escaped in the page; in the figures' JSON \u003c-escaped, and
+    # HTML-escaped inside it too (plotly draws a subset of HTML in its text fields: wording.esc).
     for labels in (injected["cli_labels"], injected["app_labels"]):
         assert str(markupsafe.escape(labels["disk"])) in text  # Jinja's autoescape
     figures = re.findall(r'<script type="application/json" class="kp-figure"[^>]*>(.*?)</script>', text, re.S)
     assert figures and all("<" not in f for f in figures)
-    assert any(injected["app_labels"]["disk"] in text for f in figures for text in strings(json.loads(f)))
+    shown = w.esc(injected["app_labels"]["disk"])
+    assert shown != injected["app_labels"]["disk"]
+    assert any(shown in text for f in figures for text in strings(json.loads(f)))
 
 
 def strings(value: object) -> list[str]:

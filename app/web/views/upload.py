@@ -8,26 +8,40 @@ says so; a store then waits for it (KNEEPOINT_LOCK_WAIT_S) or says "warehouse bu
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import polars as pl
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 from kneepoint.app import queries
+from kneepoint.app import wording as w
 from kneepoint.app.web import state, uploads
 from kneepoint.app.web.uploads import md_literal
-from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest import formats
+from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
 from kneepoint.ingest.labels import LabelError
 from kneepoint.ingest.sources import Limits, MiB
 
 LIMITS = Limits()
 
+LABEL_KEYS = ("upload_disk", "upload_host", "upload_tags", "upload_notes")
+
 st.title("Upload results")
 st.write(
-    "fio (JSON or text), SQLIO, DiskSpd (text or `-Rxml`), CrystalDiskMark / KDiskMark, or SQL Server "
-    "`SET STATISTICS IO, TIME` output. Drop several files or a .zip at once: the format of each file is detected "
-    "from its content, and a file that cannot be read never blocks the others."
+    "Reads "
+    + ", ".join(formats.titles().values())
+    + " output. Drop several files or a .zip at once: the format of each file is detected from its content, and a "
+    "file that cannot be read never blocks the others."
 )
+# An account that may only read (a PostgreSQL role granted SELECT): said before anything is chosen, Store disabled.
+writable = uploads.serialized(queries.can_write)
+if not writable:
+    st.warning(md_literal(w.capital(w.read_only(queries.warehouse_label()))) + ".", icon=":material/lock:")
+if st.session_state.pop("upload_clear_labels", False):
+    # The last batch was stored: the next one starts with empty labels instead of inheriting them.
+    for key in LABEL_KEYS:
+        st.session_state[key] = ""
 st.caption(
     f"Limits: {LIMITS.max_file_bytes // MiB} MB per file (`KNEEPOINT_MAX_FILE_MB`); a .zip may expand to "
     f"{LIMITS.max_zip_total_bytes // MiB} MB (`KNEEPOINT_MAX_ZIP_MB`) and {LIMITS.max_zip_entries:,} files."
@@ -48,17 +62,17 @@ def _show_result(result: dict) -> None:
     if result["added"]:
         runs = sum(r for _, r in result["added"])
         key = md_literal(result["key"])
-        st.success(f"Added {runs} run(s) for disk **{key}** from {len(result['added'])} file(s).")
+        st.success(f"Added {w.plural(runs, 'run')} for disk **{key}** from {w.plural(len(result['added']), 'file')}.")
         if result["benchmarks"]:
             st.page_link(
-                "pages/curves.py",
+                "views/curves.py",
                 label=f"See the curves of {key}",
                 icon=":material/show_chart:",
                 query_params={"disk": result["key"]},
             )
         if result["statistics"]:
             st.page_link(
-                "pages/sql.py",
+                "views/sql.py",
                 label=f"See the SQL workloads of {key}",
                 icon=":material/database:",
                 query_params={"disk": result["key"]},
@@ -108,7 +122,7 @@ if previews:
     table = pl.DataFrame(
         {
             "file": [p.name for p in previews],
-            "format": [p.format or "" for p in previews],
+            "format": [w.format_name(p.format) if p.format else "" for p in previews],
             "tool version": [p.tool_version or "" for p in previews],
             "runs": [p.runs for p in previews],
             "records": [p.records for p in previews],
@@ -123,9 +137,12 @@ if previews:
             found[p.format] = found.get(p.format, 0) + 1
     errors = sum(p.error is not None for p in previews)
     st.caption(
-        f"{len(previews)} file(s): "
-        + (", ".join(f"{fmt} ×{n}" if n > 1 else fmt for fmt, n in sorted(found.items())) or "none readable")
-        + f"; {errors} error(s)"
+        f"{w.plural(len(previews), 'file')}: "
+        + (
+            ", ".join(f"{w.format_name(fmt)} ×{n}" if n > 1 else w.format_name(fmt) for fmt, n in sorted(found.items()))
+            or "none readable"
+        )
+        + f"; {w.plural(errors, 'error')}"
     )
     for p in previews:
         if p.error is not None:
@@ -134,8 +151,8 @@ if previews:
     if warned:
         with st.expander(f"Warnings ({sum(len(p.warnings) for p in warned)})"):
             for p in warned:
-                for w in p.warnings:
-                    st.warning(md_literal(f"{p.name}: {w}"))
+                for warning in p.warnings:
+                    st.warning(md_literal(f"{p.name}: {warning}"))
 
 readable = [p for p in previews if p.ok]
 version = queries.data_version()
@@ -161,6 +178,20 @@ def _take(pick_key: str, field_key: str) -> None:
         st.session_state[pick_key] = None
 
 
+def _offer(container: Any, title: str, options: list[str], pick_key: str, field_key: str) -> None:
+    """Suggestions as pills; a click fills the text field."""
+    if options:
+        container.pills(
+            title,
+            options[:12],
+            format_func=md_literal,
+            key=pick_key,
+            on_change=_take,
+            args=(pick_key, field_key),
+            wrap=True,
+        )
+
+
 st.subheader("Labels")
 left, right = st.columns(2)
 disk = left.text_input(
@@ -169,28 +200,13 @@ disk = left.text_input(
     placeholder="e.g. Premium P10, 4-disk Storage Spaces stripe",
     help="How the curves name this disk. Files measured on the same disk should share one label.",
 )
-suggestions = uploads.label_suggestions(readable, used_disks)
-if suggestions:
-    left.pills(
-        "Suggestions: targets the files name, labels in use",
-        suggestions[:12],
-        format_func=md_literal,
-        key="upload_disk_pick",
-        on_change=_take,
-        args=("upload_disk_pick", "upload_disk"),
-        wrap=True,
-    )
+
+
+targets = uploads.label_suggestions(readable, [])
+_offer(left, "Targets named in the files", targets, "upload_target_pick", "upload_disk")
+_offer(left, "Disk labels in use", [d for d in used_disks if d not in targets], "upload_disk_pick", "upload_disk")
 host = right.text_input("Host (optional)", key="upload_host", placeholder="e.g. sql01")
-if used_hosts:
-    right.pills(
-        "Hosts in use",
-        used_hosts[:12],
-        format_func=md_literal,
-        key="upload_host_pick",
-        on_change=_take,
-        args=("upload_host_pick", "upload_host"),
-        wrap=True,
-    )
+_offer(right, "Hosts in use", used_hosts, "upload_host_pick", "upload_host")
 tags = left.text_input("Tags (optional, comma-separated)", key="upload_tags", placeholder="e.g. azure, before-tuning")
 notes = right.text_area("Notes (optional)", key="upload_notes", height=68)
 
@@ -198,7 +214,7 @@ n = len(readable)
 clicked = st.button(
     f"Store {n} file{'s' if n != 1 else ''} and rebuild" if n else "Store and rebuild",
     type="primary",
-    disabled=not files,
+    disabled=not files or not writable,
 )
 
 if clicked:
@@ -207,7 +223,7 @@ if clicked:
     elif not readable:
         st.error("None of these files can be read; nothing to store.")
     else:
-        with st.status(f"Storing {n} file(s)…", expanded=True) as status:
+        with st.status(f"Storing {w.plural(n, 'file')}…", expanded=True) as status:
             bar = st.progress(0.0, text="Storing")
             done: list[int] = [0]
 
@@ -243,6 +259,11 @@ if clicked:
                 bar.empty()
                 st.error(md_literal(str(exc)) + "\n\nNothing was stored. Shorten it and press **Store** again.")
                 st.stop()
+            except ReadOnlyWarehouse:
+                status.update(label="Not stored: this account may only read the warehouse", state="error")
+                bar.empty()
+                st.error(md_literal(w.capital(w.read_only(queries.warehouse_label()))) + ". Nothing was stored.")
+                st.stop()
             except WarehouseBusy as exc:
                 status.update(label="Not stored: the warehouse is busy", state="error")
                 bar.empty()
@@ -256,7 +277,9 @@ if clicked:
             elif not outcome.added:
                 status.update(label="Nothing new stored", state="error" if outcome.errors else "complete")
             else:
-                status.update(label=f"{len(outcome.added)} file(s) stored; models up to date", state="complete")
+                status.update(
+                    label=f"{w.plural(len(outcome.added), 'file')} stored; models up to date", state="complete"
+                )
         stored_names = {o.name for o in outcome.added}
         st.session_state["upload_result"] = {
             "key": queries.disk_key(disk, host),
@@ -268,8 +291,9 @@ if clicked:
             "build_failures": outcome.build.failures if outcome.build and not outcome.build.success else [],
         }
         if outcome.added:
-            # Empty the uploader for the next batch; the result stays on the page.
+            # Empty the uploader and the labels for the next batch; the result stays on the page.
             st.session_state["upload_generation"] = generation + 1
+            st.session_state["upload_clear_labels"] = True
             st.session_state["upload_previews"] = {}
             st.rerun()
         # Nothing stored (duplicates, errors): the files stay for another try, the outcome shows here.

@@ -12,22 +12,13 @@ import polars as pl
 import streamlit as st
 
 from kneepoint.app import queries
-from kneepoint.app.web import state, uploads
+from kneepoint.app import wording as w
+from kneepoint.app.web import state, ui, uploads
 from kneepoint.app.web.uploads import md_literal
-from kneepoint.ingest.errors import WarehouseBusy
-from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
+from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
+from kneepoint.ingest.warehouse import delete_file, relabel_file
 
 st.title("Stored files")
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _with_original_bytes(db: str, version: tuple) -> frozenset[str]:
-    """Ids of the files whose original bytes are stored; `version` is the cache key (queries.data_version)."""
-    con = connect(db)
-    try:
-        return frozenset(r[0] for r in con.execute("SELECT file_id FROM raw_file_contents").fetchall())
-    finally:
-        con.close()
 
 
 def _read(fn: Callable[..., Any], *args: object) -> Any:
@@ -43,6 +34,11 @@ def _read(fn: Callable[..., Any], *args: object) -> Any:
 version = queries.data_version()
 files = _read(state.cached, queries.stored_files, version)
 
+if st.session_state.pop("data_deleted", False):
+    # The file is gone: nothing is chosen next, and the action is back on Download, never on Delete with the
+    # next file preselected.
+    st.query_params.pop("file", None)
+    st.session_state["action"] = "Download"  # bound to the URL's `action`
 notice = st.session_state.pop("data_notice", None)
 if notice:
     (st.success if notice[0] == "ok" else st.error)(md_literal(notice[1]))
@@ -51,52 +47,80 @@ if files.is_empty():
     st.info("No files stored yet: add some on the **Upload** page.")
     st.stop()
 
-with_bytes = _read(_with_original_bytes, str(queries.current_db()), version)
-files = files.with_columns(pl.col("file_id").is_in(list(with_bytes)).alias("original_bytes"))
 without_bytes = files.height - int(files["original_bytes"].sum())
 st.caption(
-    f"{files.height} file(s) in `{queries.current_db()}`. Original bytes are kept and can be downloaded"
+    f"{w.plural(files.height, 'file')} in `{queries.current_db()}`. Original bytes are kept and can be downloaded"
     + (
-        f", except for {without_bytes} file(s) imported from an anonymized bundle, which leaves them out."
+        f", except for {w.plural(without_bytes, 'file')} imported from an anonymized bundle, which leaves them out."
         if without_bytes
         else "."
     )
 )
-st.dataframe(
+ui.table(
     files.select(
         "name",
-        "format",
+        pl.col("format").map_elements(w.format_name, return_dtype=pl.String),
         "tool_version",
         "disk",
         "host",
         "runs",
         "records",
-        pl.col("size_bytes"),
+        "size_bytes",
         "ingested_at",
         "tags",
         "original_bytes",
         "file_id",
     ),
-    hide_index=True,
-    column_config={
-        "original_bytes": st.column_config.CheckboxColumn(
-            "original bytes", help="Unticked: imported from an anonymized bundle, nothing to download."
-        ),
-        "name": st.column_config.TextColumn("file", width="large"),
-        "tool_version": "tool version",
-        "size_bytes": st.column_config.NumberColumn("size (bytes)", format="localized"),
+    names={
+        "name": "file",
+        "size_bytes": "size (bytes)",
         "ingested_at": "ingested at (UTC)",
+        "original_bytes": "original bytes",
         "file_id": "file id",
     },
 )
 
-labels = {r["file_id"]: f"{r['name']} · {r['disk']} · {r['file_id']}" for r in files.iter_rows(named=True)}
-file_id = state.select_param("File", "file", list(labels), fmt=labels.get)
+labels = {
+    r["file_id"]: f"{r['name']} · {queries.disk_key(r['disk'], r['host'])} · {r['file_id']}"
+    for r in files.iter_rows(named=True)
+}
+# The labels are part of the options: after a relabel the picker shows the new label at once.
+by_label = {v: k for k, v in labels.items()}
+current = labels.get(st.query_params.get("file", ""))
+picked = st.selectbox(
+    "File",
+    list(by_label),
+    index=list(by_label).index(current) if current else None,
+    placeholder="Choose a file to download, relabel or delete",
+    key=f"file_pick_{version}",
+)
+file_id = by_label.get(picked) if picked else None
+if file_id:
+    st.query_params["file"] = file_id
+else:
+    st.query_params.pop("file", None)
+# A control, not tabs: tabs fall back to the first one when a rerun changes the page above them. Drawn with or
+# without a file, so that its value (and the URL's `action`) follows a reset after a delete.
+action = st.segmented_control(
+    "Action",
+    ["Download", "Relabel", "Delete"],
+    # the default only when the session holds no value (a reset after a delete sets it)
+    default=None if "action" in st.session_state else "Download",
+    key="action",
+    bind="query-params",
+    disabled=not file_id,
+)
+if not file_id:
+    st.stop()
+if action in ("Relabel", "Delete") and not _read(queries.can_write):
+    # An account that may only read (a PostgreSQL role granted SELECT): said here, not after a failed change.
+    st.warning(md_literal(w.capital(w.read_only(queries.warehouse_label()))) + ".", icon=":material/lock:")
+    st.stop()
 row = files.filter(pl.col("file_id") == file_id).row(0, named=True)
 has_bytes = bool(row["original_bytes"])
 
 
-def _change(action: str, fn) -> None:
+def _change(action: str, fn, deleted: bool = False) -> None:
     """Run one change to the raw layer, then rebuild the models; the outcome is shown after the rerun. The
     warehouse is held from the change to the end of the build, so no other process takes it in between."""
     db = queries.current_db()
@@ -104,9 +128,13 @@ def _change(action: str, fn) -> None:
         with st.spinner(md_literal(f"{action} and rebuilding the models…")), uploads.holding_warehouse(db) as con:
             fn(con)
             result = uploads.rebuild(db)
+    except ReadOnlyWarehouse:
+        st.session_state["data_notice"] = ("error", f"{action} failed: {w.read_only(queries.warehouse_label())}.")
     except (WarehouseBusy, ValueError, KeyError) as exc:
         st.session_state["data_notice"] = ("error", f"{action} failed: {exc}")
     else:
+        if deleted:
+            st.session_state["data_deleted"] = True
         if result.success:
             st.session_state["data_notice"] = ("ok", f"{action}: done; models up to date.")
         else:
@@ -117,15 +145,11 @@ def _change(action: str, fn) -> None:
     st.rerun()
 
 
-# A control, not tabs: tabs fall back to the first one when a rerun changes the page above them.
-action = st.segmented_control(
-    "Action", ["Download", "Relabel", "Delete"], default="Download", key="action", bind="query-params"
-)
-
 if action == "Download":
     st.write(
-        f"**{md_literal(row['name'])}**: {row['format']} {row['tool_version'] or ''}, {row['runs']} run(s), "
-        f"{row['size_bytes']:,} bytes, stored {row['ingested_at']}."
+        f"**{md_literal(row['name'])}**: {w.format_name(row['format'])} {md_literal(row['tool_version'] or '')}, "
+        f"{w.plural(row['runs'], 'run')}, {w.plural(row['size_bytes'], 'byte')}, "
+        f"stored {str(row['ingested_at'])[:16]} UTC."
     )
     if row.get("notes"):
         st.caption(md_literal(row["notes"]))
@@ -165,7 +189,7 @@ elif action == "Relabel":
 
 elif action == "Delete":
     st.write(
-        f"Deleting removes **{md_literal(row['name'])}** ({row['records']} record(s) on disk "
+        f"Deleting removes **{md_literal(row['name'])}** ({w.plural(row['records'], 'record')} on disk "
         f"*{md_literal(row['disk'])}*) and every row that "
         "came from it; its curves and saturation points are rebuilt without it. "
         + (
@@ -177,4 +201,4 @@ elif action == "Delete":
     )
     sure = st.checkbox(f"Yes, delete {md_literal(row['name'])}", key=f"confirm_delete_{file_id}")
     if st.button("Delete the file", type="primary", disabled=not sure, key="delete"):
-        _change(f"Delete {row['name']}", lambda con: delete_file(con, file_id))
+        _change(f"Delete {row['name']}", lambda con: delete_file(con, file_id), deleted=True)

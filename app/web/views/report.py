@@ -4,15 +4,14 @@ request. The same code as `kneepoint report`, `export` and `images` (app/sharing
 from __future__ import annotations
 
 import plotly.io as pio
-import polars as pl
 import streamlit as st
 
 from kneepoint.app import queries
 from kneepoint.app.sharing.anonymize import shared_warehouse
 from kneepoint.app.sharing.bundle import bundle_bytes
 from kneepoint.app.sharing.images import ensure_browser, images_zip
-from kneepoint.app.sharing.report import render
-from kneepoint.app.web import state
+from kneepoint.app.sharing.report import LATENCY_TARGET_MS, app_colors, render
+from kneepoint.app.web import state, ui
 from kneepoint.ingest.errors import WarehouseBusy
 
 st.title("Share with a vendor")
@@ -26,8 +25,20 @@ if not queries.has_marts():
     st.stop()
 
 version = queries.data_version()
-all_disks = state.cached(queries.disks, version)["disk_key"].to_list()
-chosen = state.disks_picker(all_disks, default=all_disks, label="Disks to share")
+every_disk = state.cached(queries.all_disk_keys, version)
+uploaded = state.uploaded_disks(every_disk)
+# The disks the user stored; the sample data's only when asked for, so a first report never sends them.
+with_sample = st.toggle(
+    "Offer the sample disks",
+    key="share_sample",
+    value=not uploaded,
+    help="The sample data's disks (synthetic, and a small VM): left out of a report unless you choose them.",
+)
+offered = every_disk if with_sample else uploaded
+if not offered:
+    st.info("No disks of your own yet: upload your results on the **Upload** page, or offer the sample disks.")
+    st.stop()
+chosen = state.disks_picker(offered, default=uploaded or offered, label="Disks to share")
 anonymize = st.toggle(
     "Anonymize",
     key="share_anonymize",
@@ -42,7 +53,16 @@ redact = st.text_area(
     help="Any other text to replace by a pseudonym (Label 1) wherever it appears.",
 )
 marked = [line.strip() for line in redact.splitlines() if line.strip()] if anonymize else []
-settings = (tuple(chosen), anonymize, tuple(marked), version)
+target_ms = st.number_input(
+    "Latency target for the summary (ms p99)",
+    min_value=0.1,
+    value=LATENCY_TARGET_MS,
+    step=1.0,
+    key="share_target",
+    help="Each disk's summary gives the largest measured load whose p99 latency stays under it.",
+    width=260,
+)
+settings = (tuple(chosen), anonymize, tuple(marked), target_ms, version)
 
 if st.button("Build the report and the bundle", type="primary", disabled=not chosen, key="share_build"):
     try:
@@ -50,7 +70,7 @@ if st.button("Build the report and the bundle", type="primary", disabled=not cho
             st.spinner("Building" + (" an anonymized copy, then" if anonymize else "") + " the report and the bundle…"),
             shared_warehouse(queries.current_db(), chosen, anonymize, marked) as share,
         ):
-            report = render(share)
+            report = render(share, latency_target_ms=target_ms, colors=app_colors(queries.current_db(), share))
             bundle = bundle_bytes(share, report.html)
     except (WarehouseBusy, RuntimeError, KeyError) as exc:
         st.error(f"The report could not be built: {exc}")
@@ -61,6 +81,7 @@ if st.button("Build the report and the bundle", type="primary", disabled=not cho
             "bundle": bundle,
             "figures": [(c.name, c.figure.to_json()) for c in report.charts],
             "summary": report.summary,
+            "colors": report.colors,
             "anonymized": report.anonymized,
         }
 
@@ -71,11 +92,9 @@ if built["settings"] != settings:
     st.warning("Built for other disks or settings, or before new data arrived: build again to share what you see.")
 
 st.subheader("Summary" + (" (anonymized)" if built["anonymized"] else ""))
-st.dataframe(
-    pl.DataFrame(built["summary"], schema=["disk", "saturation"], orient="row"),
-    hide_index=True,
-    column_config={"disk": st.column_config.TextColumn(width="medium")},
-)
+colors = built["colors"]
+for disk, sentence in built["summary"]:
+    ui.swatch(disk, colors.get(disk, "#444"), sentence)
 suffix = "-anonymized" if built["anonymized"] else ""
 row = st.container(horizontal=True, gap="small")
 row.download_button(

@@ -1,0 +1,241 @@
+"""The chart functions the pages and the report share: points always visible, notes beside the data, plain numbers
+in hover text, one line per tool, labels shown as text in every plotly text field; and the wording they use."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from kneepoint.app import charts
+from kneepoint.app import wording as w
+
+LINK = '<a href="http://127.0.0.1:9/leak">x</a>'
+
+
+def _points(rows: list[dict]) -> pl.DataFrame:
+    """Runs as queries.curve_points returns them (best_for_tool / best_at_load as mart_curve_points marks them)."""
+    base = {
+        "disk": "d",
+        "host": None,
+        "throughput_bytes_per_s": None,
+        "latency_p50_ms": None,
+        "latency_p95_ms": None,
+        "latency_p999_ms": None,
+        "littles_law_ratio": None,
+        "file_id": "f",
+        "record_index": 0,
+        "run_index": 0,
+        "source_line": 10,
+        "best_at_threads_qd": True,
+    }
+    out = []
+    for r in rows:
+        row = {**base, **r}
+        row.setdefault("throughput_mb_per_s", row["iops"] * 4096 / 1e6)
+        row.setdefault("throughput_mib_per_s", row["iops"] * 4096 / 2**20)
+        row.setdefault("best_at_load", True)
+        row.setdefault("best_for_tool", True)
+        out.append(row)
+    return pl.DataFrame(out, infer_schema_length=None)
+
+
+def _run(disk: str, tool: str, threads: int, qd: int, iops: float, latency: float, **extra) -> dict:
+    return {
+        "disk_key": disk,
+        "tool": tool,
+        "threads": threads,
+        "queue_depth": qd,
+        "outstanding_io": threads * qd,
+        "iops": iops,
+        "latency_avg_ms": latency,
+        "latency_p99_ms": latency * 2,
+        "file_name": f"{tool}.txt",
+        **extra,
+    }
+
+
+def _not_saturated(disk: str, load: int, iops: float) -> pl.DataFrame:
+    return pl.DataFrame(
+        [
+            {
+                "disk_key": disk,
+                "saturated": False,
+                "min_outstanding_io": load,
+                "max_outstanding_io": load,
+                "max_iops": iops,
+                "max_iops_outstanding_io": load,
+                "usl_fitted": False,
+            }
+        ]
+    )
+
+
+def test_a_single_point_is_drawn_inside_the_axes_and_above_every_note():
+    # one fio file at 16 outstanding: its only point, and the "not saturated" sentence
+    points = _points([_run("one fio file", "fio", 1, 16, 282_734.4, 0.381)])
+    fig = charts.curve_figure(points, "iops", _not_saturated("one fio file", 16, 282_734.4))
+    (trace,) = [t for t in fig.data if t.name == "one fio file"]
+    assert trace.mode == "markers" and trace.cliponaxis is False
+    low, high = fig.layout.yaxis.range
+    assert low <= 0 and high > 282_734.4 * 1.05  # room above the point
+    x_low, x_high = fig.layout.xaxis.range  # log10 units
+    assert x_low < 1.2041 < x_high  # log10(16)
+    # the note sits in the top margin (paper y >= 1, anchored at its bottom), never over the plot area
+    (note,) = fig.layout.annotations
+    assert "not saturated: only measured at 16 outstanding (282,734 IOPS)" in note.text
+    assert note.yref == "paper" and note.y >= 1 and note.yanchor == "bottom"
+    assert fig.layout.margin.t >= charts.TOP_MARGIN + charts.NOTE_LINE_PX
+
+
+def test_hover_text_is_plain_numbers():
+    points = _points(
+        [_run("nvme", "fio", 1, q, iops, lat) for q, iops, lat in [(1, 74_959.2, 0.0132), (16, 282_734.4, 0.381)]]
+    )
+    for metric in ("iops", "throughput_mb", "latency_avg"):
+        spec = charts.curve_figure(points, metric).to_plotly_json()
+        hover = [h for t in spec["data"] for h in (t.get("hovertext") or [])]
+        assert hover and not any("e+" in h or "e-" in h for h in hover)
+        # no side box ('<extra>' empty): the text holds the disk's name, so the chart's edge cannot cut it
+        assert all(t["hovertemplate"].endswith("<extra></extra>") for t in spec["data"] if "hovertemplate" in t)
+    iops_hover = charts.curve_figure(points, "iops").data[0].hovertext
+    assert "16 outstanding (1 thread × QD 16): 282,734 IOPS" in iops_hover[1]
+    assert "0.381 ms mean" in charts.curve_figure(points, "latency_avg").data[0].hovertext[1]
+    assert "1,158 MB/s" in charts.curve_figure(points, "throughput_mb").data[0].hovertext[1]
+
+
+def test_points_of_two_tools_are_never_joined():
+    # CrystalDiskMark Q1T1 and Q32T16, SQLIO with 64 threads: three loads, two tools, two lines
+    points = _points(
+        [
+            _run("nvme", "crystaldiskmark", 1, 1, 60_000, 0.05),
+            _run("nvme", "crystaldiskmark", 16, 32, 600_000, 0.8),
+            _run("nvme", "sqlio", 64, 1, 300_000, 0.2),
+            # a second SQLIO run at the same load: not on the line, a hollow circle
+            _run("nvme", "sqlio", 32, 2, 250_000, 0.25, best_at_load=False, best_for_tool=False),
+        ]
+    )
+    fig = charts.curve_figure(points, "iops")
+    lines = {t.name: list(t.x) for t in fig.data if t.legendgroup == "nvme"}
+    assert lines == {"nvme · crystaldiskmark": [1, 512], "nvme · sqlio": [64]}
+    symbols = {t.name: t.marker.symbol for t in fig.data if t.legendgroup == "nvme"}
+    assert symbols["nvme · crystaldiskmark"] != symbols["nvme · sqlio"]
+    (others,) = [t for t in fig.data if t.legendgroup == "others"]
+    assert others.showlegend and "other threads × QD" in others.name and others.marker.symbol == "circle-open"
+
+
+def test_latency_axis_is_log_when_it_spans_more_than_ten_times_and_says_ms():
+    points = _points([_run("hdd", "fio", 1, q, 100 * q, 0.05 * q**2) for q in (1, 2, 4, 8, 16, 32)])
+    fig = charts.curve_figure(points, "latency_avg", log_y=None)
+    assert fig.layout.yaxis.type == "log"
+    assert all("μ" not in t and "e" not in t for t in fig.layout.yaxis.ticktext)
+    assert "0.1" in fig.layout.yaxis.ticktext and "10" in fig.layout.yaxis.ticktext
+    flat = _points([_run("ssd", "fio", 1, q, 100 * q, 0.2 + 0.01 * q) for q in (1, 2, 4)])
+    assert charts.curve_figure(flat, "latency_avg", log_y=None).layout.yaxis.type != "log"
+    assert charts.METRICS["throughput_mb"][1] == "Throughput, MB/s (10⁶ bytes)"
+
+
+def test_labels_are_text_in_every_plotly_field():
+    points = _points(
+        [
+            _run(LINK, "fio", 1, 1, 1000, 1.0, file_name=LINK),
+            _run(LINK, "fio", 1, 4, 3000, 2.0, file_name=LINK),
+            _run(LINK, "sqlio", 2, 4, 2000, 3.0, file_name=LINK),
+        ]
+    )
+    saturation = pl.DataFrame(
+        [
+            {
+                "disk_key": LINK,
+                "saturated": True,
+                "saturation_outstanding_io": 4,
+                "saturation_threads": 1,
+                "saturation_queue_depth": 4,
+                "iops_at_saturation": 3000.0,
+                "throughput_bytes_per_s_at_saturation": 3000 * 4096.0,
+                "latency_avg_ms_at_saturation": 2.0,
+                "latency_p99_ms_at_saturation": 4.0,
+                "min_outstanding_io": 1,
+                "max_outstanding_io": 8,
+                "max_iops": 3000.0,
+                "max_iops_outstanding_io": 4,
+                "usl_fitted": False,
+                "pattern": "random",
+                "block_size_bytes": 4096,
+            }
+        ]
+    )
+    dist = pl.DataFrame(
+        {
+            "disk_key": [LINK] * 2,
+            "outstanding_io": [4, 4],
+            "percentile": [50.0, 99.0],
+            "latency_ms": [1.0, 4.0],
+            "curve_source": ["percentiles"] * 2,
+            "file_name": [LINK] * 2,
+            "run_index": [0, 0],
+        }
+    )
+    statements = pl.DataFrame(
+        {
+            "disk_key": [LINK],
+            "effective_read_bytes_per_s": [5e6],
+            "cpu_to_elapsed": [0.1],
+            "label": [LINK],
+            "curve_outstanding_io": [0.5],
+        }
+    )
+    figures = [
+        charts.curve_figure(points, "iops", saturation, usl=True),
+        charts.latency_vs_iops_figure(points, saturation),
+        charts.threads_figure(points, "iops"),
+        charts.iops_heatmap(points, LINK),
+        charts.percentile_figure(dist),
+        charts.statements_on_curve_figure(points, statements, saturation=saturation),
+        charts.compare_figure(charts.compare_rows(saturation, LINK), LINK, f"compared with {LINK}"),
+    ]
+    for fig in figures:
+        text = json.dumps(fig.to_plotly_json(), default=str)
+        assert "<a href" not in text, fig.layout.title.text
+        assert "&lt;a href=" in text
+
+
+def test_statements_left_of_the_curve_widen_the_axis():
+    points = _points([_run("p10", "sqlio", 1, q, 100 * q, 1.0) for q in (1, 2, 4)])
+    statements = pl.DataFrame(
+        {
+            "disk_key": ["p10"],
+            "effective_read_bytes_per_s": [1e5],
+            "cpu_to_elapsed": [0.01],
+            "label": ["#1: 0.1 MB/s, I/O-bound: 1% CPU"],
+            "curve_outstanding_io": [0.25],
+        }
+    )
+    fig = charts.statements_on_curve_figure(points, statements)
+    assert fig.layout.xaxis.range[0] < -0.6  # log10(0.25)
+    placed = next(t for t in fig.data if t.name == "p10: statements")
+    assert placed.textposition[0].endswith("right") and placed.cliponaxis is False
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(282_734.4, "282,734"), (0.381, "0.381"), (4.25, "4.25"), (12.34, "12.3"), (0.00012, "0.00012"), (0, "0")],
+)
+def test_plain_numbers(value, text):
+    assert w.plain(value) == text
+
+
+def test_wording():
+    assert w.fmt_throughput(1_534e6) == "1,534 MB/s" and w.fmt_throughput(4.34e6) == "4.34 MB/s"
+    assert w.fmt_int(17_853_887) == "17,853,887" and w.fmt_int(None) == w.DASH
+    assert w.fmt_pct_diff(1.32) == "+32 %" and w.fmt_pct_diff(0.88) == "−12 %" and w.fmt_pct_diff(1.0) == "±0 %"
+    assert w.tested_range(16, 16, 1, 1) == "only at 16 outstanding (1 run)"
+    assert w.tested_range(1, 512, 10, 24) == "1–512 outstanding (10 loads, 24 runs)"
+    assert w.plural(1, "load") == "1 load" and w.plural(2, "run") == "2 runs"
+    assert w.workload_title("random", "mixed", 70, 8192, "write") == "random 70% read mix 8 KiB (write I/Os)"
+    assert w.slug("Random read 4 KiB: IOPS") == "random-read-4-kib-iops"
+    assert w.littles_law_bounds() == "0.8–1.25"  # dbt_project.yml vars
+    assert w.statement_status({"execution_elapsed_ms": None}) == "not timed"
+    assert w.statement_status({"failed": True, "error_number": 207, "execution_elapsed_ms": 0}) == "failed (Msg 207)"
+    assert w.esc(LINK) == '&lt;a href="http://127.0.0.1:9/leak"&gt;x&lt;/a&gt;'
