@@ -7,7 +7,8 @@ Each run is one worker process: it copies the sample warehouse (what `./dev app`
 on it, opens the Upload page, chooses the file and a new disk label and waits for the Store button; the clock
 starts as Store is pressed and stops when the Curves page (the "See the curves" link pressed as soon as it shows)
 has drawn the chart of the new disk. Reported: store_s (Store → "Added ..."), chart_s (link → chart drawn) and
-store_to_chart_s (both, the target). Starting the server and the browser is not counted: the user's app is open.
+store_to_chart_s (both, the target). Starting the server and the browser is not counted; the app's first build
+(dbt parsing the project for this warehouse) is, as on the first Store of an app just started.
 """
 
 from __future__ import annotations
@@ -43,13 +44,9 @@ def available() -> str:
 
 
 def chains(out_dir: Path) -> list[list[Spec]]:
-    # One dbt target folder for every run, as a user's app keeps one per warehouse: its parsed project is warm.
-    # Each run stores into a fresh copy of the sample warehouse at one path (dbt's kept project names it).
-    common = {
-        "sample": str(out_dir / "app-sample.duckdb"),
-        "db": str(out_dir / "app-run.duckdb"),
-        "dbt_target": str(out_dir / "app-dbt-target"),
-    }
+    # Each run stores into its own copy of the sample warehouse with a dbt target folder of its own: the first Store
+    # of an app just started (a second run on one copy and one kept project hung in Store; not chased yet).
+    common = {"sample": str(out_dir / "app-sample.duckdb"), "dbt_target": str(out_dir / "app-dbt-target")}
     return [
         [
             Spec("app.prepare", "app_prepare", common, runs=1, warmup=0),
@@ -80,13 +77,12 @@ def job_store_chart(args: dict[str, Any]) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="kp-bench-app-") as scratch:
         work = Path(scratch)
-        db = Path(args["db"])
-        Path(f"{db}.wal").unlink(missing_ok=True)
+        db = work / "warehouse.duckdb"
         shutil.copy(args["sample"], db)
         disk = f"bench app {time.time_ns()}"
         path = _new_file(args["kind"], work, disk)
         file_bytes = path.stat().st_size
-        server, url = _start_app(db, work, args["dbt_target"])
+        server, url = _start_app(db, work, str(work / "dbt-target"))
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
