@@ -81,6 +81,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from types import ModuleType
 
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.formats import fio_json, fio_terse
@@ -258,9 +259,9 @@ def _starts_line(pattern: re.Pattern[str], text: str, lead: re.Pattern[str] | No
 def parse(text: str) -> ParsedRecords:
     invocations = _Reader().read(text)
     if "{" in text and '"fio version"' in text:  # (a one-character needle is found at memchr's pace)
-        _refuse_copy_of_json(text, invocations)
+        _refuse_copy(text, invocations, fio_json, "normal,json")
     if ";fio-" in text:
-        _refuse_copy_of_terse(text, invocations)
+        _refuse_copy(text, invocations, fio_terse, "terse,normal")
     records: list[IoRecord] = []
     warnings: list[str] = []
     run_index = 0
@@ -283,37 +284,21 @@ def parse(text: str) -> ParsedRecords:
     return ParsedRecords(records, warnings)
 
 
-def _refuse_copy_of_json(text: str, invocations: list[_Invocation]) -> None:
-    """`--output-format=normal,json` writes the same jobs twice: the JSON is the complete copy, so the text
-    stands down (and the file is read as fio_json). Text of other jobs is a separate run and is kept."""
+def _refuse_copy(text: str, invocations: list[_Invocation], other: ModuleType, option: str) -> None:
+    """`--output-format=normal,json` (or `terse,normal`) writes the same jobs twice: the other format's reader
+    (`other`) reads the complete copy, and the text stands down, so one result is never counted twice. Text of
+    other jobs is a separate run and is kept."""
     try:
-        json_records = fio_json.parse(text)
+        copies = other.parse(text)
     except ParseError:
         return
-    names = {r.metadata.get("jobname") for r in json_records}
+    names = {r.metadata.get("jobname") for r in copies}
     blocks = [b for inv in invocations for b in inv.blocks]
     if blocks and all(b.name in names for b in blocks):
         raise ParseError(
-            "fio's text output beside its JSON output of the same jobs (--output-format=normal,json): "
-            "read the file as fio_json",
-            min(r.source_line for r in json_records),
-        )
-
-
-def _refuse_copy_of_terse(text: str, invocations: list[_Invocation]) -> None:
-    """`--output-format=terse,normal` writes the same jobs twice: the terse lines are read by fio_terse, and the
-    text stands down (one result is never counted twice). Text of other jobs is a separate run and is kept."""
-    try:
-        terse_records = fio_terse.parse(text)
-    except ParseError:
-        return
-    names = {r.metadata.get("jobname") for r in terse_records}
-    blocks = [b for inv in invocations for b in inv.blocks]
-    if blocks and all(b.name in names for b in blocks):
-        raise ParseError(
-            "fio's text output beside its terse output of the same jobs (--output-format=terse,normal): "
-            "read the file as fio_terse",
-            min(r.source_line for r in terse_records),
+            f"fio's text output beside its {other.TITLE.removeprefix('fio ')} output of the same jobs "
+            f"(--output-format={option}): read the file as {other.NAME}",
+            min(r.source_line for r in copies),
         )
 
 
