@@ -34,8 +34,8 @@ chosen = state.disks_picker(all_disks, default=(uploaded or all_disks)[:1])
 if not uploaded:
     left, right = st.columns([3, 2])
     left.caption(
-        "These are the sample disks (a real fio sweep and three modelled disks). Upload your own fio, DiskSpd, "
-        "SQLIO or CrystalDiskMark output to see your disks here."
+        "These are the sample disks (a real fio sweep and three modelled disks). Upload your own results (Upload "
+        "lists every tool and format it reads) to see your disks here."
     )
     right.page_link("views/upload.py", label="Upload your results")
 if not chosen:
