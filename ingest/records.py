@@ -139,10 +139,82 @@ class QueryTimeRecord:
         return out
 
 
+DeviceKind = Literal["physical_disk", "logical_disk", "block_device", "database_file"]
+
+
+@dataclass(slots=True)
+class IntervalRecord:
+    """What one device did in production over one interval between two samples: a Perfmon counter log's sample, an
+    `iostat -x` report's device line, the delta of SQL Server's `sys.dm_io_virtual_file_stats` between two snapshots.
+
+    Every rate is per second over the interval, in the unit its name says. A tool's cumulative counters (SQL Server's
+    num_of_reads, io_stall_read_ms) become rates in the parser (the delta between two samples over the seconds between
+    them), so a rate and a counter are never mixed in one column. `since_boot`: the interval is everything since the
+    device or server started (iostat's first report, a single DMV snapshot), an average over hours or days, not a
+    sample of the load; the models leave such intervals out of the load percentiles. `queue_length`: the mean number
+    of outstanding I/Os the tool logged (Avg. Disk Queue Length, aqu-sz), None where it logs none (the models use
+    Little's law). `device`: the tool's name for it (`PhysicalDisk(0 C:)`, `sda`, `tempdb templog T:\\tempdb.ldf`);
+    the disk label the user gives is the file's, as for a benchmark."""
+
+    interval_index: int
+    source_line: int
+    device: str
+    device_kind: DeviceKind
+    interval_start: str | None  # ISO 8601 as the tool's clock printed it; an offset only where the tool gave one
+    interval_s: float | None
+    reads_per_s: float | None = None
+    writes_per_s: float | None = None
+    read_bytes_per_s: float | None = None
+    write_bytes_per_s: float | None = None
+    read_latency_ms: float | None = None
+    write_latency_ms: float | None = None
+    queue_length: float | None = None
+    utilization_pct: float | None = None
+    host: str | None = None
+    since_boot: bool = False
+    tool: str = "perfmon"
+    tool_version: str | None = None
+    record: str = "interval"
+
+    def to_normalized(self) -> dict[str, Any]:
+        out = {"record": self.record}
+        out.update({k: getattr(self, k) for k in INTERVAL_FIELDS})
+        return out
+
+
+@dataclass(slots=True)
+class WaitRecord:
+    """SQL Server's waits of one type over one interval (`sys.dm_os_wait_stats`): the delta between two snapshots
+    of one server, or, from a single snapshot, the totals since the server started over its uptime (`since_boot`).
+    `waiting_tasks_per_s` and `wait_ms_per_s` are rates over `interval_s`; `avg_wait_ms` is wait time per waiting
+    task over the interval (for PAGEIOLATCH_* about the mean read latency SQL Server saw)."""
+
+    interval_index: int
+    source_line: int
+    wait_type: str
+    interval_start: str | None
+    interval_s: float | None
+    waiting_tasks_per_s: float | None
+    wait_ms_per_s: float | None
+    avg_wait_ms: float | None
+    host: str | None = None
+    since_boot: bool = False
+    tool: str = "sqlserver"
+    tool_version: str | None = None
+    record: str = "wait"
+
+    def to_normalized(self) -> dict[str, Any]:
+        out = {"record": self.record}
+        out.update({k: getattr(self, k) for k in WAIT_FIELDS})
+        return out
+
+
 QUERY_IO_FIELDS = tuple(f.name for f in fields(QueryIoRecord) if f.name != "record")
 QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name != "record")
+INTERVAL_FIELDS = tuple(f.name for f in fields(IntervalRecord) if f.name != "record")
+WAIT_FIELDS = tuple(f.name for f in fields(WaitRecord) if f.name != "record")
 
-Record = IoRecord | QueryIoRecord | QueryTimeRecord
+Record = IoRecord | QueryIoRecord | QueryTimeRecord | IntervalRecord | WaitRecord
 
 
 class ParsedRecords(list):  # type: ignore[type-arg]
@@ -191,6 +263,8 @@ class ParsedFile:
 
     @property
     def runs(self) -> int:
+        """Benchmark runs, SQL statements and observed intervals (samples) in the file."""
         io_runs = {r.run_index for r in self.records if isinstance(r, IoRecord)}
-        statements = {r.statement_index for r in self.records if not isinstance(r, IoRecord)}
-        return len(io_runs) + len(statements)
+        statements = {r.statement_index for r in self.records if isinstance(r, QueryIoRecord | QueryTimeRecord)}
+        intervals = {r.interval_index for r in self.records if isinstance(r, IntervalRecord | WaitRecord)}
+        return len(io_runs) + len(statements) + len(intervals)
