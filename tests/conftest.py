@@ -17,6 +17,18 @@ def private_dbt_target(tmp_path_factory) -> None:
     os.environ.setdefault("KNEEPOINT_DBT_TARGET", str(tmp_path_factory.mktemp("dbt-target")))
 
 
+@pytest.fixture(autouse=True)
+def app_warm_ups_end_with_their_test():
+    """The app loads dbt for its warehouse in a background thread (uploads.warm_up_builds), with the warehouse's
+    variables set while it runs: it ends before the next test sets its own."""
+    yield
+    import sys
+
+    uploads = sys.modules.get("kneepoint.app.web.uploads")
+    if uploads is not None:
+        assert uploads.warm_ups_done(timeout_s=120), "the app's dbt warm-up did not end"
+
+
 @pytest.fixture(scope="session")
 def sample_warehouse(tmp_path_factory) -> Path:
     """A warehouse with the sample data loaded and the models built, made once per test session.

@@ -112,3 +112,25 @@ def test_dbt_sends_nothing_anywhere(db: Path, monkeypatch) -> None:
     assert result.success
     assert tracking.active_user is not None and tracking.active_user.do_not_track
     assert sent == []
+
+
+def test_warm_up_loads_dbt_and_the_project_and_changes_nothing(db: Path, capfd) -> None:
+    """What the app does as it starts (ingest.build.warm_up): the parsed project kept for the first build, nothing
+    printed, nothing built, and the file let go, so another process may write to it at once."""
+    import subprocess
+    import sys
+
+    state = _count(db, "SELECT count(*) FROM kneepoint_build_state WHERE built_seq > 0")
+    build._MANIFESTS.clear()
+    build.warm_up(db)
+    assert build._manifest_key(build.locate(db)) in build._MANIFESTS
+    assert capfd.readouterr().out == ""
+    assert _count(db, "SELECT count(*) FROM kneepoint_build_state WHERE built_seq > 0") == state
+    other = subprocess.run(
+        [sys.executable, "-c", f"import duckdb; duckdb.connect({str(db)!r}).execute('CHECKPOINT')"],
+        capture_output=True,
+        text=True,
+    )
+    assert other.returncode == 0, other.stderr
+    _store(db, LATE, "late disk")
+    assert build_models(db).kind == "changes"

@@ -65,6 +65,8 @@ nav = st.navigation(
 )
 try:
     catch_up()
+    if exists(queries.current_db()):
+        uploads.warm_up_builds(queries.current_db())
     nav.run()
 except WarehouseBusy as exc:
     # The command line (or another app) holds the warehouse longer than KNEEPOINT_LOCK_WAIT_S: say so, no traceback.

@@ -7,6 +7,7 @@ file is one preview with an error; it never stops the others.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from kneepoint.ingest import formats
-from kneepoint.ingest.build import BuildResult, build_models
+from kneepoint.ingest.build import BuildResult, build_models, warm_up
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import check_labels
 from kneepoint.ingest.load import FileOutcome, IngestReport, ingest_inputs
@@ -203,6 +204,39 @@ def holding_warehouse(db: Location, wait_s: float | None = None) -> Iterator[Con
     finally:
         with _OPEN_LOCK:
             con.close()
+
+
+# The warehouses whose builds this process has started warming up (warm_up_builds), and the threads doing it.
+_WARMING: dict[Location, threading.Thread] = {}
+_WARMING_LOCK = threading.Lock()
+
+
+def warm_up_builds(db: Location) -> None:
+    """The first time this process serves `db`, load dbt in the background (ingest.build.warm_up: its modules, its
+    adapter, the parsed project), so the first Store waits only for its own build, as later ones do. A Store
+    pressed meanwhile waits for the warm-up to end (the build lock) and loses nothing by it."""
+    with _WARMING_LOCK:
+        if db in _WARMING:
+            return
+        thread = threading.Thread(target=_warm_up, args=(db,), name="kneepoint-warm-up", daemon=True)
+        _WARMING[db] = thread
+    thread.start()
+
+
+def warm_ups_done(timeout_s: float | None = None) -> bool:
+    """Wait for the warm-ups started so far (a test's, before the next test points the app elsewhere)."""
+    with _WARMING_LOCK:
+        threads = list(_WARMING.values())
+    for thread in threads:
+        thread.join(timeout_s)
+    return not any(t.is_alive() for t in threads)
+
+
+def _warm_up(db: Location) -> None:
+    try:
+        warm_up(db)
+    except Exception:  # noqa: BLE001 - a cold first build is slower, not wrong: the Store builds as it would
+        logging.getLogger(__name__).warning("dbt could not be loaded ahead of the first build", exc_info=True)
 
 
 def rebuild(db: Location, progress: Callable[[str], None] | None = None) -> BuildResult:

@@ -359,3 +359,18 @@ def test_label_suggestions_from_targets():
 
 def test_tags_are_comma_separated():
     assert uploads.parse_tags("ssd, Storage Spaces,, ssd ") == ["ssd", "Storage Spaces"]
+
+
+def test_the_app_warms_up_builds_once_per_warehouse(warehouse, monkeypatch):
+    """The first page load starts loading dbt for the warehouse in the background; later loads and sessions do not
+    start it again."""
+    import threading
+
+    warmed: list[object] = []
+    done = threading.Event()
+    monkeypatch.setattr(uploads, "warm_up", lambda db: (warmed.append(db), done.set()))
+    monkeypatch.setattr(uploads, "_WARMING", {})
+    new_app().run(timeout=60)
+    new_app().run(timeout=60)
+    assert done.wait(30)
+    assert [str(db) for db in warmed] == [str(warehouse)]
