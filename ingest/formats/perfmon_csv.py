@@ -54,7 +54,6 @@ from __future__ import annotations
 import csv
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -139,16 +138,27 @@ class _Device:
     columns: list[tuple[int, str, float]]  # (column index, field, factor)
 
 
-def _lines(text: str) -> Iterator[str]:
-    """The lines of `text` one by one (csv.reader counts them in line_num), without copying the whole text."""
-    start = 0
-    while True:
-        end = text.find("\n", start)
-        if end < 0:
-            yield text[start:]
-            return
-        yield text[start:end]
-        start = end + 1
+class _Lines:
+    """The lines of a text one by one, without copying the whole text, keeping those csv.reader took for its last
+    row: a row cut inside a quoted cell would otherwise swallow the lines after it."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.start = 0
+        self.taken: list[str] = []
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        start = self.start
+        if start < 0:
+            raise StopIteration
+        end = self.text.find("\n", start)
+        line = self.text[start:end] if end >= 0 else self.text[start:]
+        self.start = end + 1 if end >= 0 else -1
+        self.taken.append(line)
+        return line
 
 
 class _Reader:
@@ -177,8 +187,10 @@ class _Reader:
                 "no Performance Monitor counter log: no (PDH-CSV 4.0) header row", first_content_line(self.text)
             )
         sep = m["sep"]
-        reader = csv.reader(_lines(self.text), delimiter=sep)
+        lines = _Lines(self.text)
+        reader = csv.reader(lines, delimiter=sep)
         while True:
+            lines.taken.clear()
             try:
                 cells = next(reader)
             except StopIteration:
@@ -187,7 +199,13 @@ class _Reader:
                 self.warn(reader.line_num, "unreadable CSV row: skipped")
                 self.previous = None
                 continue
-            if cells:
+            if len(lines.taken) > 1:
+                # A quote left open (a cut row) made one row of several lines: each line is read on its own.
+                first = reader.line_num - len(lines.taken) + 1
+                for number, line in enumerate(list(lines.taken), first):
+                    if one := next(csv.reader([line], delimiter=sep), None):
+                        self.row(one, number)
+            elif cells:
                 self.row(cells, reader.line_num)
         if not self.disk_header_seen:
             line = self.header_line or first_content_line(self.text)
