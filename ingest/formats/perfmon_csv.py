@@ -192,19 +192,19 @@ class _Reader:
         while True:
             lines.taken.clear()
             try:
-                cells = next(reader)
+                cells: list[str] | None = next(reader)
             except StopIteration:
                 break
             except csv.Error:
-                self.warn(reader.line_num, "unreadable CSV row: skipped")
-                self.previous = None
-                continue
+                cells = None
             if len(lines.taken) > 1:
                 # A quote left open (a cut row) made one row of several lines: each line is read on its own.
                 first = reader.line_num - len(lines.taken) + 1
                 for number, line in enumerate(list(lines.taken), first):
-                    if one := next(csv.reader([line], delimiter=sep), None):
-                        self.row(one, number)
+                    self.line(line, number, sep)
+            elif cells is None:
+                self.warn(reader.line_num, "unreadable CSV row: skipped")
+                self.previous = None
             elif cells:
                 self.row(cells, reader.line_num)
         if not self.disk_header_seen:
@@ -217,6 +217,16 @@ class _Reader:
         if not self.records:
             raise ParseError("no sample of the disk counters holds a value (every sample blank)", self.header_line or 1)
         return ParsedRecords(self.records, self.warnings)
+
+    def line(self, line: str, number: int, sep: str) -> None:
+        try:
+            cells = next(csv.reader([line], delimiter=sep), None)
+        except csv.Error:
+            self.warn(number, "unreadable CSV row: skipped")
+            self.previous = None
+            return
+        if cells:
+            self.row(cells, number)
 
     def row(self, cells: list[str], number: int) -> None:
         first = cells[0].lstrip("\ufeff \t")

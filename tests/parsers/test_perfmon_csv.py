@@ -217,3 +217,15 @@ def test_a_week_at_15_s_for_8_disks_reads_in_a_few_seconds():
     seconds = time.process_time() - began
     assert len(parsed.records) == 7 * 24 * 240 * 8 and parsed.runs == 7 * 24 * 240
     assert seconds < 8, f"{seconds:.1f} s of CPU"
+
+
+def test_a_quote_left_open_swallows_no_other_row():
+    rows = [f'"11/27/2026 14:03:{s:02d}.000","{s}","0.001","50","1"' for s in (0, 15, 30, 45)]
+    rows[1] = rows[1][:30]  # cut inside its second cell: `"11/27/2026 14:03:15.000","1` and no closing quote
+    records = log(*rows)
+    assert [r.reads_per_s for r in records] == [0.0, 30.0, 45.0]
+    assert records.warnings == ["line 3: cut short sample row (2 of 5 cells): skipped"]
+    rows[1] = rows[1] + "x" * 200_000  # past the csv module's field limit
+    records = log(*rows)
+    assert [r.reads_per_s for r in records] == [0.0, 30.0, 45.0]
+    assert records.warnings == ["line 3: unreadable CSV row: skipped"]
