@@ -251,7 +251,7 @@ class _Reader:
             if not line:
                 self.end_block()
                 continue
-            if line[0] == "{" and _JSON_START.match(line):
+            if line[0] == "{" and (line == "{" or _JSON_START.match(line)):
                 number = self.json_at(lines, number)
                 continue
             self.line(line, number)
@@ -458,6 +458,8 @@ class _Reader:
         offset = self.line_offsets[number - 1]
         text = self.text
         start = text.find("{", offset)
+        if not _JSON_START.match(text, start):
+            return number  # another JSON document: none of iostat's
         try:
             doc, end = json.JSONDecoder().raw_decode(text, start)
         except (ValueError, RecursionError):
@@ -518,7 +520,7 @@ def _device_lines(text: str, start: int, end: int, number: int) -> list[int]:
             return out
         line += text.count("\n", at, found)
         out.append(line)
-        at = found
+        at = found + 1
 
 
 def _figure(word: str) -> tuple[float, str] | None:
