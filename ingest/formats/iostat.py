@@ -330,11 +330,9 @@ class _Reader:
         if len(words) != width:
             numeric = sum(1 for w in words if _figure(w) is not None)
             if numeric >= 2 and numeric >= len(words) - 1 and _figure(words[layout.device_at % len(words)]) is None:
-                short = len(words) < width
                 self.warn(
                     number,
-                    f"{how_damaged(line, short)} device line ({len(words) - 1} figures, the header has "
-                    f"{width - 1}): skipped",
+                    f"{how_damaged(line)} device line ({len(words) - 1} figures, the header has {width - 1}): skipped",
                 )
                 return True
             if (line.endswith(("\u2026", "..")) and numeric >= 1) or (numeric >= 2 and len(words) > width):
