@@ -393,8 +393,8 @@ class _Reader:
         start: str | None = None
         if not since_boot:
             if stamp is not None and self.previous is not None:
-                seconds = (stamp.at - self.previous.at).total_seconds()
-                if 0 < seconds < 10**7:
+                seconds = _seconds_between(self.previous, stamp)
+                if seconds is not None and 0 < seconds < 10**7:
                     interval_s, start = seconds, self.previous.text
             elif self.command_interval is not None:
                 interval_s = self.command_interval
@@ -618,5 +618,15 @@ def _colon_offset(tz: str) -> str:
     return tz if ":" in tz else f"{tz[:3]}:{tz[3:]}"
 
 
-def _shifted(stamp: _Stamp, seconds: float) -> str:
-    return (stamp.at + timedelta(seconds=seconds)).isoformat()
+def _shifted(stamp: _Stamp, seconds: float) -> str | None:
+    try:
+        return (stamp.at + timedelta(seconds=seconds)).isoformat()
+    except OverflowError:  # a damaged date at the edge of the calendar
+        return None
+
+
+def _seconds_between(earlier: _Stamp, later: _Stamp) -> float | None:
+    """Seconds from one timestamp to the next; None where one has an offset and the other none (a damaged line)."""
+    if (earlier.at.tzinfo is None) != (later.at.tzinfo is None):
+        return None
+    return (later.at - earlier.at).total_seconds()

@@ -212,3 +212,10 @@ def test_detection_claims_iostat_text_and_nothing_of_a_fio_disk_stats_block():
     assert iostat.detect(text) >= 0.9
     fio = "Disk stats (read/write):\n  nvme0n1: ios=748682/0, merge=0/0, ticks=56545/0, util=92.00%\n"
     assert iostat.detect(fio) == 0.0
+
+
+def test_a_timestamp_with_an_offset_after_one_without_gives_no_interval():
+    lines = ["iostat -xt 5", HEADER, "", "11/27/2026 02:15:01 PM", V12, v12("sda", 1, 8, 1, 1, 8, 1, 0, 1), "",
+             "2026-11-27T14:15:06+0100", V12, v12("sda", 1, 8, 1, 1, 8, 1, 0, 1)]  # fmt: skip
+    second = iostat.parse("\n".join(lines))[1]
+    assert (second.interval_start, second.interval_s) == (None, None)
