@@ -69,7 +69,7 @@ def test_every_format_declares_the_interface_and_the_registry_gathers_it():
         assert all(prefix.endswith(".") for prefix in mod.RESULT_KEY_PREFIXES), name
     assert formats.tools() == [
         "amorphousdiskmark", "crystaldiskmark", "diskspd", "elbencho", "fio",
-        "iometer", "kdiskmark", "perfmon", "sqlio", "sqlserver", "vdbench",
+        "iometer", "iostat", "kdiskmark", "perfmon", "sqlio", "sqlserver", "vdbench",
     ]  # fmt: skip
     assert formats.titles()["sqlstats"] == "SQL Server STATISTICS IO/TIME"
     assert formats.titles()["crystaldiskmark"] == "CrystalDiskMark / KDiskMark"
