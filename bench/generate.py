@@ -603,6 +603,26 @@ def _perfmon_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
     return perfmon_csv.write(recs, separator=";" if seed % 2 else ",", decimal_comma=seed % 2 == 1).encode(), len(recs)
 
 
+def _iostat_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import iostat
+
+    # An hour of `iostat -xt 10` on the disk's host, its Linux device and a second one.
+    disk = pool[p["disk"]]
+    recs = iostat.observed((disk.device, "sdb"), reports=360, interval_s=10.0, seed=seed, host=disk.host)
+    layout = ("sysstat9", "sysstat10", "sysstat11", "sysstat12")[seed % 4]
+    return iostat.write(recs, layout=layout, host=disk.host).encode(), len(recs)
+
+
+def _dmv_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import sqlserver_dmv
+
+    # Two snapshots of one server's file and wait statistics, five minutes apart.
+    disk = pool[p["disk"]]
+    recs = sqlserver_dmv.production_records(disk.model, outstanding=1 + seed % 16, host=disk.host.upper())
+    layout = ("text", "sqlcmd", "sqlcmd_csv", "grid", "csv")[seed % 5]
+    return sqlserver_dmv.write(recs, layout=layout, seed=seed).encode(), len(recs)
+
+
 def _amorphous_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
     from kneepoint.ingest.synth import amorphousdiskmark
 
@@ -634,6 +654,8 @@ SPECS: dict[str, BenchSpec] = {
     "iometer": BenchSpec(500, 2, _iometer_file, 10, lambda d, n: f"iometer-results-{n:03d}.csv"),
     "amorphousdiskmark": BenchSpec(2_000, 2, _amorphous_file, 50, lambda d, n: f"AmorphousDiskMark-{n:03d}.txt"),
     "perfmon_csv": BenchSpec(200, 2, _perfmon_file, 10, lambda d, n: f"{d.host}-perfmon-{n:03d}.csv"),
+    "iostat": BenchSpec(200, 2, _iostat_file, 10, lambda d, n: f"{d.host}-iostat-xt-{n:03d}.txt"),
+    "sqlserver_dmv": BenchSpec(500, 4, _dmv_file, 20, lambda d, n: f"{d.host}-file-stats-{n:03d}.txt"),
 }
 
 
