@@ -116,3 +116,16 @@
     {%- endfor -%}
     {{ terms | join(' + ') if terms else '0' }}
 {%- endmacro %}
+
+{#- DuckDB's memory bound for one model (a pre-hook) and back to the profile's after it (a post-hook): a join of tens
+    of millions of rows with a wide payload does not spill within the profile's 512MB (fct_latency_distribution at
+    10M fact rows ran out of memory; it passes with 1GB). The bound is the database's, not the statement's: it holds
+    for that model alone because the local target builds one model at a time (profiles.yml, threads: 1).
+    PostgreSQL bounds each sort and hash by work_mem (ingest/build.py's PGOPTIONS): nothing to do there. -#}
+{% macro kp_memory_limit(limit=none) -%}
+    {{ return(adapter.dispatch('kp_memory_limit', 'kneepoint')(limit)) }}
+{%- endmacro %}
+{% macro default__kp_memory_limit(limit) -%}{%- endmacro %}
+{% macro duckdb__kp_memory_limit(limit) -%}
+    set memory_limit = '{{ limit or target.get("settings", {}).get("memory_limit", "512MB") }}'
+{%- endmacro %}

@@ -6,7 +6,11 @@
 -- 0, max as 100), so every tool's runs can be drawn.
 -- Labels are not repeated per point (a disk's label on millions of rows): join fct_io_results for them.
 -- Incremental by file, like the facts it reads.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+-- Its join of every histogram point with its record needs more memory than the other models (macros/portable.sql).
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
+    pre_hook="{{ kp_memory_limit('1500MB') }}", post_hook="{{ kp_memory_limit() }}"
+) }}
 -- Read twice (histogram points, printed points): scanning the table twice is cheaper than holding a copy.
 with io_results as not materialized (
     select * from {{ ref('fct_io_results') }}
