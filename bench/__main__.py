@@ -73,8 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         row_sizes=rows,
         concurrency=args.concurrency,
     )
-    print(table(json.loads(path.read_text())))
-    return 0
+    results = json.loads(path.read_text())
+    print(table(results))
+    for failure in results.get("failures", []):
+        print(f"FAILED: {failure.splitlines()[0]}", file=sys.stderr)
+    return 1 if results.get("failures") else 0
 
 
 def _fmt(v: Any, unit: str = "") -> str:
@@ -92,7 +95,7 @@ def _ratio(seconds: float | None, base: float | None) -> str:
 
 
 def table(res: dict[str, Any]) -> str:
-    """Markdown: machine, parse throughput per format, fio anchors, ingest, model timings, targets, notes."""
+    """Markdown: machine, parse throughput per format, fio anchors, ingest, model timings, targets, notes, failures."""
     s, mach = res["summary"], res["machine"]
     disk = mach.get("disk", {})
     disk_text = ", ".join(
@@ -211,6 +214,9 @@ def table(res: dict[str, Any]) -> str:
             lines.append(f"| {t['target']} | {t['goal']} | {t['measured']} | {met} |")
     if res.get("notes"):
         lines += [""] + [f"- {n}" for n in res["notes"]]
+    if res.get("failures"):
+        lines += ["", "Failed measurements (their chains stopped there):"]
+        lines += [f"- {f.splitlines()[0]}" for f in res["failures"]]
     return "\n".join(lines)
 
 

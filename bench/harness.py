@@ -196,22 +196,35 @@ class Harness:
         self.concurrency = concurrency
         self.groups: dict[str, Group] = {}
         self.notes: list[str] = []
+        self.failures: list[str] = []
         self.env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=str(PROJECT_ROOT))
         self.work_dir = out_dir / "work"
         self.work_dir.mkdir(parents=True, exist_ok=True)
 
     def measure(self, chains: list[list[Spec]]) -> None:
-        """Take every measurement of every chain; `groups` ends in the order the chains list them."""
+        """Take every measurement of every chain; `groups` ends in the order the chains list them. A measurement
+        that fails (its child exits with an error) ends its chain, whose later measurements build on it, and is
+        listed in `failures`; the other chains go on, so one failure does not cost the run its results."""
         if self.concurrency <= 1:
             for chain in chains:
-                for spec in chain:
-                    self.take(spec)
+                self._take_chain(chain)
         else:
             with ThreadPoolExecutor(self.concurrency) as pool:
-                for future in [pool.submit(lambda c=chain: [self.take(spec) for spec in c]) for chain in chains]:
+                for future in [pool.submit(self._take_chain, chain) for chain in chains]:
                     future.result()
-        order = [spec.name for chain in chains for spec in chain]
+        order = [spec.name for chain in chains for spec in chain if spec.name in self.groups]
         self.groups = {name: self.groups[name] for name in order} | self.groups
+
+    def _take_chain(self, chain: list[Spec]) -> None:
+        for k, spec in enumerate(chain):
+            try:
+                self.take(spec)
+            except RuntimeError as exc:  # a child's error (run_child's callers raise it with the child's output)
+                skipped = [later.name for later in chain[k + 1 :]]
+                failure = f"{spec.name} failed" + (f" (not measured after it: {', '.join(skipped)})" if skipped else "")
+                self.failures.append(f"{failure}: {str(exc)[-2000:]}")
+                self.log(f"{failure}:\n{exc}")
+                return
 
     def take(self, spec: Spec) -> Group:
         runs = spec.runs or self.runs
@@ -438,6 +451,7 @@ def run(
     results["summary"] = summarize(results)
     results["targets"] = targets(results)
     results["notes"] = h.notes
+    results["failures"] = h.failures
     results["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
     results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     results["total_s"] = round(time.perf_counter() - t0, 1)

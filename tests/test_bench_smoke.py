@@ -246,6 +246,22 @@ def test_a_budget_cuts_a_measurement_short_and_says_so(tmp_path: Path) -> None:
     assert h.notes and h.notes[0].startswith("floor: median of 1 run(s), not 3")
 
 
+def test_a_failed_measurement_ends_its_chain_and_the_run_goes_on(tmp_path: Path) -> None:
+    """A command that fails (here: exits 3) is listed with its output; the measurements after it in its chain are
+    not taken, and the other chains are."""
+    import sys
+
+    h = Harness(tmp_path, runs=1, warmup=0, log=lambda _m: None)
+    failing = Spec("broken.prepare", cmd=[sys.executable, "-c", "import sys; print('no disk'); sys.exit(3)"])
+    after = Spec("broken.measure", cmd=[sys.executable, "-c", "print('{}')"])
+    other = Spec("other.measure", cmd=[sys.executable, "-c", "print('{}')"])
+    h.measure([[failing, after], [other]])
+    assert set(h.groups) == {"other.measure"}
+    assert len(h.failures) == 1
+    assert h.failures[0].startswith("broken.prepare failed (not measured after it: broken.measure)")
+    assert "no disk" in h.failures[0]
+
+
 def test_tree_memory_counts_every_process_of_the_tree() -> None:
     # A parent and a child holding 100 MB each (touched, so resident): the tree holds more than either.
     code = (
