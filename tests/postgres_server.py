@@ -144,7 +144,16 @@ def start(base: Path, timeout_s: float = 60) -> Server:
         capture_output=True,
         timeout=60,
     )
-    return Server(f"postgresql://{ROLE}:{password}@127.0.0.1:{port}/{DATABASE}", proc.pid, data)
+    return Server(f"postgresql://{ROLE}:{password}@127.0.0.1:{port}/{DATABASE}", _postmaster_pid(data, proc.pid), data)
+
+
+def _postmaster_pid(data: Path, started: int) -> int:
+    """The server's own process id (the first line of postmaster.pid). As root the process started is `runuser`,
+    which does not pass SIGINT on to the server it runs: stopping that one left the server running."""
+    try:
+        return int((data / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return started
 
 
 def stop(pid: int, timeout_s: float = 60) -> None:
