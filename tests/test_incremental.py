@@ -26,8 +26,10 @@ from kneepoint.app.sharing.bundle import export_bundle, import_bundle
 from kneepoint.ingest.build import build_models
 from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import InputFile, iter_paths
+from kneepoint.ingest.synth.disk_model import DiskModel
 from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
 from tests.helpers import SAMPLE, corpus_dir
+from tests.observed import interval, modelled_day, store_observed, waits
 from tests.reliability.conftest import size
 
 SEQUENCES = 200
@@ -48,10 +50,52 @@ MARTS = (
     "mart_percentile_loads",
     "mart_unit_checks",
     "mart_statements_on_curve",
+    "fct_observed_intervals",
+    "fct_observed_waits",
+    "mart_production_vs_baseline",
+    "mart_headroom",
 )
 # Few labels, so that changes move files into series that already hold other files' points, and out of them.
 DISKS = ("P10", "stripe", "nvme")
 HOSTS = (None, "sql01")
+
+
+def observed_logs() -> list[list]:
+    """Counter logs of production load, stored as files of records (no reader needed): a mixed 8 KiB day with a
+    since_boot average and a _Total instance, 64 KiB reads logged with a queue length, and SQL Server file and wait
+    statistics. Each lands on whichever disk a sequence labels it with, placed on that disk's series if it has one."""
+    disk = DiskModel("production", service_time_ms=0.5)
+    day = modelled_day(disk, [1, 2, 4, 8, 16, 32, 8, 4], slower=2.5)
+    day += [interval(8, 900.0, 1.2, since_boot=True), interval(0, 5000.0, 3.0, device="PhysicalDisk(_Total)")]
+    reads = [
+        interval(
+            i,
+            1200.0 + 100 * i,
+            4.0,
+            bytes_per_io=65536,
+            queue_length=5.0,
+            device="sdb",
+            tool="iostat",
+            device_kind="block_device",
+        )
+        for i in range(6)
+    ]
+    sql = [
+        interval(
+            i,
+            400.0 + 50 * i,
+            6.0,
+            read_share=0.9,
+            device="tempdb T:\\tempdb.mdf",
+            tool="sqlserver",
+            device_kind="database_file",
+        )
+        for i in range(4)
+    ] + [waits(i) for i in range(4)]
+    return [day, reads, sql]
+
+
+OBSERVED = observed_logs()
 
 
 @dataclass(frozen=True)
@@ -127,7 +171,9 @@ class Sequence:
         if not self.stored():
             self.ingest()  # something to change
         for _ in range(steps):
-            action = self.rng.choice((self.ingest, self.ingest, self.relabel, self.delete, self.import_bundle))
+            action = self.rng.choice(
+                (self.ingest, self.ingest, self.observe, self.relabel, self.delete, self.import_bundle)
+            )
             action()
 
     def stored(self) -> list[str]:
@@ -146,6 +192,13 @@ class Sequence:
         report = ingest_inputs(self.db, files, disk=disk, host=host)
         assert not report.errors, [o.reason for o in report.errors]
         self.check_build(report.build)
+
+    def observe(self) -> None:
+        """A counter log of production load (stored bytes again change nothing)."""
+        n = self.rng.randrange(len(OBSERVED))
+        disk, host = self.rng.choice(DISKS), self.rng.choice(HOSTS)
+        self.log.append(f"observe log {n} as {disk} @ {host}")
+        self.change(lambda con: store_observed(con, OBSERVED[n], disk=disk, host=host, name=f"log{n}.csv"))
 
     def relabel(self) -> None:
         if not (stored := self.stored()):
