@@ -4,6 +4,7 @@ models that place it on the disk's benchmark curve (headroom, degradation) on a 
 
 from __future__ import annotations
 
+import json
 import math
 import zipfile
 from pathlib import Path
@@ -12,6 +13,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from kneepoint.app import wording as w
+from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.anonymize import Anonymizer
 from kneepoint.app.sharing.bundle import export_bundle, import_bundle
 from kneepoint.ingest import schema
@@ -233,3 +236,57 @@ def test_a_stricter_factor_is_a_dbt_var(placed, tmp_path):
     assert not run.failures
     rows = headroom_rows(db)
     assert rows["PhysicalDisk(2 F:)"]["degraded"] is True and rows["PhysicalDisk(2 F:)"]["degradation_factor"] == 1.5
+
+
+def test_the_headroom_sentence_says_the_issues_example():
+    row = {
+        "series_id": "s",
+        "iops_p95": 1240.0,
+        "latency_avg_ms_p95": 7.8,
+        "baseline_saturated": True,
+        "headroom": 4.1,
+        "beyond_baseline": False,
+        "latency_ratio": 3.2,
+        "degraded": True,
+        "degradation_factor": 2.0,
+    }
+    assert w.headroom_sentence(row) == (
+        "p95 load is 1,240 IOPS at 7.8 ms: 4.1× below saturation; latency at that load is 3.2× the baseline's — "
+        "the disk is slower than when it was benchmarked"
+    )
+    calm = {**row, "latency_ratio": 1.3, "degraded": False}
+    assert w.headroom_sentence(calm).endswith(
+        "latency at that load is 1.3× the baseline's, within the 2× that would mean it degraded"
+    )
+    unsaturated = {
+        **row,
+        "baseline_saturated": False,
+        "headroom": None,
+        "headroom_at_least": 8.0,
+        "baseline_max_iops": 9920.0,
+    }
+    assert "at least 8× below saturation (the benchmark did not saturate up to 9,920 IOPS)" in w.headroom_sentence(
+        unsaturated
+    )
+    assert w.headroom_sentence({**row, "series_id": None}).startswith(
+        "p95 load is 1,240 IOPS at 7.8 ms; no benchmark of this disk"
+    )
+
+
+def test_kneepoint_headroom_prints_one_sentence_per_device_and_json(placed, capsys):
+    assert main(["headroom", "--db", str(placed)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "P95 load is 135,000 IOPS at 0.29 ms: 1.3× below saturation; latency at that load is 6.1× the baseline's"
+        in " ".join(out.split())
+    )
+    assert "the disk is slower than when it was benchmarked" in " ".join(out.split())
+    assert "P95 load is 60,000 IOPS at 0.02 ms: 3× below saturation; latency at that load is 1.5× the baseline's" in (
+        " ".join(out.split())
+    )
+    assert main(["headroom", "--db", str(placed), "--disk", "vda", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["device"] for r in rows] == ["PhysicalDisk(1 E:)", "PhysicalDisk(2 F:)"]
+    assert rows[0]["degraded"] is True and rows[0]["sentence"].startswith("p95 load is 135,000 IOPS")
+    assert main(["headroom", "--db", str(placed), "--disk", "other disk"]) == 1
+    assert "disks with observed load: vda @ vm" in capsys.readouterr().err
