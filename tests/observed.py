@@ -106,10 +106,12 @@ def store_observed(
     host: str | None = None,
     name: str = "perfmon.csv",
     fmt: str = "perfmon_csv",
+    variant: str = "",
 ) -> StoreResult:
-    """Store the records as one file (its bytes: the records as JSON, so that other records are another file)."""
+    """Store the records as one file (its bytes: the records as JSON, so that other records are another file;
+    `variant` makes the same records another file too)."""
     records = list(records)
-    data = json.dumps([r.to_normalized() for r in records]).encode()
+    data = (json.dumps([r.to_normalized() for r in records]) + variant).encode()
     parsed = ParsedFile(fmt, records)
     return store_file(con, name, data, hashlib.sha256(data).hexdigest(), parsed, disk=disk, host=host)
 
@@ -126,3 +128,38 @@ def ingest_observed(db: Path, records: Iterable[IntervalRecord | WaitRecord], di
         con.close()
     build_models(db).raise_for_failure()
     return result.file_id
+
+
+def observed_logs() -> list[list]:
+    """Counter logs of production load, stored as files of records (no reader needed): a mixed 8 KiB day with a
+    since_boot average and a _Total instance, 64 KiB reads logged with a queue length, and SQL Server file and wait
+    statistics. Each lands on whichever disk a sequence labels it with, placed on that disk's series if it has one."""
+    disk = DiskModel("production", service_time_ms=0.5)
+    day = modelled_day(disk, [1, 2, 4, 8, 16, 32, 8, 4], slower=2.5)
+    day += [interval(8, 900.0, 1.2, since_boot=True), interval(0, 5000.0, 3.0, device="PhysicalDisk(_Total)")]
+    reads = [
+        interval(
+            i,
+            1200.0 + 100 * i,
+            4.0,
+            bytes_per_io=65536,
+            queue_length=5.0,
+            device="sdb",
+            tool="iostat",
+            device_kind="block_device",
+        )
+        for i in range(6)
+    ]
+    sql = [
+        interval(
+            i,
+            400.0 + 50 * i,
+            6.0,
+            read_share=0.9,
+            device="tempdb T:\\tempdb.mdf",
+            tool="sqlserver",
+            device_kind="database_file",
+        )
+        for i in range(4)
+    ] + [waits(i) for i in range(4)]
+    return [day, reads, sql]

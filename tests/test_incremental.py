@@ -26,10 +26,9 @@ from kneepoint.app.sharing.bundle import export_bundle, import_bundle
 from kneepoint.ingest.build import build_models
 from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import InputFile, iter_paths
-from kneepoint.ingest.synth.disk_model import DiskModel
 from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
 from tests.helpers import SAMPLE, corpus_dir
-from tests.observed import interval, modelled_day, store_observed, waits
+from tests.observed import observed_logs, store_observed
 from tests.reliability.conftest import size
 
 SEQUENCES = 200
@@ -58,41 +57,6 @@ MARTS = (
 # Few labels, so that changes move files into series that already hold other files' points, and out of them.
 DISKS = ("P10", "stripe", "nvme")
 HOSTS = (None, "sql01")
-
-
-def observed_logs() -> list[list]:
-    """Counter logs of production load, stored as files of records (no reader needed): a mixed 8 KiB day with a
-    since_boot average and a _Total instance, 64 KiB reads logged with a queue length, and SQL Server file and wait
-    statistics. Each lands on whichever disk a sequence labels it with, placed on that disk's series if it has one."""
-    disk = DiskModel("production", service_time_ms=0.5)
-    day = modelled_day(disk, [1, 2, 4, 8, 16, 32, 8, 4], slower=2.5)
-    day += [interval(8, 900.0, 1.2, since_boot=True), interval(0, 5000.0, 3.0, device="PhysicalDisk(_Total)")]
-    reads = [
-        interval(
-            i,
-            1200.0 + 100 * i,
-            4.0,
-            bytes_per_io=65536,
-            queue_length=5.0,
-            device="sdb",
-            tool="iostat",
-            device_kind="block_device",
-        )
-        for i in range(6)
-    ]
-    sql = [
-        interval(
-            i,
-            400.0 + 50 * i,
-            6.0,
-            read_share=0.9,
-            device="tempdb T:\\tempdb.mdf",
-            tool="sqlserver",
-            device_kind="database_file",
-        )
-        for i in range(4)
-    ] + [waits(i) for i in range(4)]
-    return [day, reads, sql]
 
 
 OBSERVED = observed_logs()
