@@ -54,8 +54,10 @@
     order by
         o.{{ key }},
         case when s.pattern = '{{ var("observed_pattern") }}' then 0 else 1 end,
-        abs(ln(cast(s.block_size_bytes as double precision) / o.bytes_per_io)),
-        abs(s.read_pct - o.read_pct),
+        -- rounded: a workload halfway between two block sizes (8 KiB between 4 and 16) is a tie, whatever the last
+        -- bit of a sum over many intervals (which an incremental build adds up in another order)
+        {{ kp_round('abs(ln(cast(s.block_size_bytes as double precision) / o.bytes_per_io))', 9) }},
+        {{ kp_round('abs(s.read_pct - o.read_pct)', 6) }},
         s.block_size_bytes,
         s.series_id
 {%- endmacro %}

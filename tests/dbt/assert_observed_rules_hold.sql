@@ -67,7 +67,7 @@ problems as (
       and s.block_size_bytes > 0
       and (s.pattern = '{{ var("observed_pattern") }}') = (p.baseline_pattern = '{{ var("observed_pattern") }}')
       and abs(ln(cast(s.block_size_bytes as double precision) / p.bytes_per_io))
-          < abs(ln(cast(p.baseline_block_size_bytes as double precision) / p.bytes_per_io)) - 1e-12
+          < abs(ln(cast(p.baseline_block_size_bytes as double precision) / p.bytes_per_io)) - 1e-9
 )
 
 select * from problems
