@@ -292,6 +292,71 @@ def latency_target_sentence(found: Mapping[str, Any] | None, target_ms: float) -
     )
 
 
+# -- production against the baseline ----------------------------------------------------------------------------
+
+
+def fmt_times(value: float | None) -> str:
+    """A ratio said as a multiple: 4.1×, 12×, 0.62×."""
+    return DASH if value is None or not math.isfinite(value) else f"{plain(value, 2)}×"
+
+
+def headroom_sentence(row: Mapping[str, Any]) -> str:
+    """A host/device's observed busy-hour load against its disk's benchmark (a mart_headroom row) in one sentence:
+    'p95 load is 1,240 IOPS at 7.8 ms: 4.1× below saturation; latency at that load is 3.2× the baseline's — the
+    disk is slower than when it was benchmarked'. The command line, the page and the report say it this way."""
+    iops, latency = row.get("iops_p95"), row.get("latency_avg_ms_p95")
+    load = f"p95 load is {fmt_iops(iops)} IOPS" + (f" at {fmt_ms(latency)} ms" if latency is not None else "")
+    if row.get("series_id") is None:
+        return f"{load}; no benchmark of this disk to compare it with (ingest one under the same disk label)"
+    if not iops:
+        return f"{load}: the device was idle"
+    if row.get("beyond_baseline"):
+        where = f"beyond every load the benchmark measured (at most {fmt_iops(row.get('baseline_max_iops'))} IOPS)"
+    elif row.get("baseline_saturated") and row.get("headroom") is not None:
+        headroom = row["headroom"]
+        where = (
+            f"{fmt_times(headroom)} below saturation"
+            if headroom >= 1
+            else f"past saturation ({fmt_iops(row.get('baseline_saturation_iops'))} IOPS in the benchmark)"
+        )
+    else:
+        where = (
+            f"at least {fmt_times(row.get('headroom_at_least'))} below saturation (the benchmark did not saturate "
+            f"up to {fmt_iops(row.get('baseline_max_iops'))} IOPS)"
+        )
+    ratio, factor = row.get("latency_ratio"), row.get("degradation_factor")
+    if ratio is None:
+        return f"{load}: {where}; the baseline has no latency to compare at that load"
+    said = f"latency at that load is {fmt_times(ratio)} the baseline's"
+    if row.get("degraded"):
+        said += " — the disk is slower than when it was benchmarked"
+    elif factor is not None:
+        said += f", within the {fmt_times(factor)} that would mean it degraded"
+    return f"{load}: {where}; {said}"
+
+
+def baseline_text(row: Mapping[str, Any]) -> str:
+    """Which benchmark an observed load was placed on: 'random read 4 KiB (the nearest to 4 KiB, 100% read)'."""
+    if row.get("series_id") is None:
+        return "no baseline"
+    block = row.get("bytes_per_io")
+    mix = row.get("read_pct")
+    observed = ", ".join(
+        part
+        for part in (
+            f"{fmt_block_size(round(block))} per I/O" if block else "",
+            f"{mix:.0f}% reads" if mix is not None else "",
+        )
+        if part
+    )
+    pattern, read_pct = row.get("baseline_pattern"), row.get("baseline_read_pct")
+    operation = "read" if read_pct == 100 else "write" if read_pct == 0 else "mixed"
+    return (
+        f"{workload_title(pattern, operation, read_pct, row['baseline_block_size_bytes'], row['baseline_direction'])}"
+        + (f", the nearest to {observed}" if observed else "")
+    )
+
+
 def read_only(warehouse: object) -> str:
     """What an account that may only read a PostgreSQL warehouse is told when it tries to change it (the command
     line, Upload and Stored files alike)."""

@@ -66,6 +66,8 @@ _INCREMENTAL_MODELS = (
     "fct_latency_distribution",
     "fct_query_io",
     "fct_query_time",
+    "fct_observed_intervals",
+    "fct_observed_waits",
     "dim_files",
     "int_saturation_points",
     "int_saturation_thread_points",
@@ -75,6 +77,8 @@ _INCREMENTAL_MODELS = (
     "mart_saturation_by_threads",
     "mart_percentile_loads",
     "mart_unit_checks",
+    "mart_production_vs_baseline",
+    "mart_headroom",
 )
 
 Progress = Callable[[str], None]
@@ -167,6 +171,7 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
                 )
                 if plan.kind == "full":
                     con.execute("DELETE FROM kneepoint_changed_series")
+                    con.execute("DELETE FROM kneepoint_changed_disks")
                 con.execute("DELETE FROM kneepoint_known_tools")
                 con.execute("INSERT INTO kneepoint_known_tools SELECT unnest(?::VARCHAR[])", [formats.tools()])
         finally:
@@ -317,6 +322,7 @@ def _record_built(db: Location, plan: _Plan) -> None:
     try:
         with transaction(con):
             con.execute("DELETE FROM kneepoint_changed_series")
+            con.execute("DELETE FROM kneepoint_changed_disks")
             con.execute("DELETE FROM kneepoint_build_state")
             con.execute(
                 "INSERT INTO kneepoint_build_state VALUES (?, ?, ?)",

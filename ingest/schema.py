@@ -4,6 +4,7 @@ columns from the record classes the parsers fill (ingest/records.py), so a new r
 
     raw_files, raw_file_contents                     one row per stored file: labels and lineage, the original bytes
     raw_io_records, raw_query_io, raw_query_time     the file's records, one row each (record_index)
+    raw_intervals, raw_waits                         observed production load: per device / wait type and interval
     raw_run_metadata, raw_latency_histograms         per run: the tool's conditions; per record: latency buckets
     raw_file_changes                                 every store, relabel and delete, numbered (change_seq)
     kneepoint_build_*                                what the models were last built from (ingest/build.py)
@@ -20,7 +21,7 @@ from functools import cache
 
 import pyarrow as pa
 
-from kneepoint.ingest.records import IoRecord, QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.records import IntervalRecord, IoRecord, QueryIoRecord, QueryTimeRecord, WaitRecord
 
 # SQL type -> Arrow type. The names are DuckDB's; PostgreSQL's differ for two of them (sql_type).
 ARROW_TYPES = {
@@ -100,6 +101,8 @@ def _sql_type(name: str, hint: object, bigint: tuple[str, ...]) -> str:
         return "BIGINT" if name in bigint else "INTEGER"
     if hint is float:
         return "DOUBLE"
+    if hint is bool:
+        return "BOOLEAN"
     if typing.get_origin(hint) is list and typing.get_args(hint) == (str,):
         return "VARCHAR[]"
     raise TypeError(f"record field {name}: no column type for {hint!r}")
@@ -109,9 +112,11 @@ FILE_ID = Column("file_id", "VARCHAR", not_null=True)
 RECORD_INDEX = Column("record_index", "INTEGER", not_null=True)
 
 # Fields that are not columns of their record's table: the record kind, the tool of the SQL Server records (always
-# 'sqlserver'), and what goes to raw_run_metadata / raw_latency_histograms.
+# 'sqlserver'), and what goes to raw_run_metadata / raw_latency_histograms. The observed records keep their tool
+# (perfmon, iostat, sqlserver).
 IO_RECORD_SKIP = ("metadata", "histogram", "histogram_kind", "record")
 QUERY_RECORD_SKIP = ("tool", "record")
+OBSERVED_RECORD_SKIP = ("record",)
 
 RAW_FILES = Table(
     "raw_files",
@@ -157,6 +162,8 @@ RAW_QUERY_IO = Table(
     ),
 )
 RAW_QUERY_TIME = Table("raw_query_time", (FILE_ID, RECORD_INDEX, *_record_columns(QueryTimeRecord, QUERY_RECORD_SKIP)))
+RAW_INTERVALS = Table("raw_intervals", (FILE_ID, RECORD_INDEX, *_record_columns(IntervalRecord, OBSERVED_RECORD_SKIP)))
+RAW_WAITS = Table("raw_waits", (FILE_ID, RECORD_INDEX, *_record_columns(WaitRecord, OBSERVED_RECORD_SKIP)))
 RAW_RUN_METADATA = Table(
     "raw_run_metadata",
     (
@@ -186,6 +193,8 @@ RAW_TABLES: dict[str, Table] = {
     for t in (
         RAW_LATENCY_HISTOGRAMS,
         RAW_RUN_METADATA,
+        RAW_WAITS,
+        RAW_INTERVALS,
         RAW_QUERY_TIME,
         RAW_QUERY_IO,
         RAW_IO_RECORDS,
@@ -194,7 +203,15 @@ RAW_TABLES: dict[str, Table] = {
     )
 }
 # The tables holding a file's parsed rows: what "all of a file's rows" means.
-ROW_TABLES = ("raw_io_records", "raw_query_io", "raw_query_time", "raw_run_metadata", "raw_latency_histograms")
+ROW_TABLES = (
+    "raw_io_records",
+    "raw_query_io",
+    "raw_query_time",
+    "raw_intervals",
+    "raw_waits",
+    "raw_run_metadata",
+    "raw_latency_histograms",
+)
 
 # Every change to the raw layer, numbered in commit order: what a build has yet to process is the changes past the
 # last one it built (kneepoint_build_state.built_seq). The log stays local: bundles carry files, not history.
@@ -232,6 +249,9 @@ BUILD_WINDOW = Table(
     ),
 )
 CHANGED_SERIES = Table("kneepoint_changed_series", (Column("series_id", "VARCHAR", not_null=True),))
+# The disks (disk_key) whose observed intervals or benchmark series this build changed (the facts' hooks add them):
+# the production-vs-baseline marts recompute every row of those disks.
+CHANGED_DISKS = Table("kneepoint_changed_disks", (Column("disk_key", "VARCHAR", not_null=True),))
 # The benchmark tools the format modules read (ingest/formats, each module's TOOLS): the dbt tests accept those.
 KNOWN_TOOLS = Table("kneepoint_known_tools", (Column("tool", "VARCHAR", not_null=True),))
 # The USL and Kneedle fits of the series (ingest/build.py computes them with ingest/analytics.py between the dbt
@@ -268,6 +288,7 @@ TABLES: dict[str, Table] = {
     BUILD_STATE.name: BUILD_STATE,
     BUILD_WINDOW.name: BUILD_WINDOW,
     CHANGED_SERIES.name: CHANGED_SERIES,
+    CHANGED_DISKS.name: CHANGED_DISKS,
     KNOWN_TOOLS.name: KNOWN_TOOLS,
     USL_FITS.name: USL_FITS,
     SCHEMA_VERSION.name: SCHEMA_VERSION,

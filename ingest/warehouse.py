@@ -33,7 +33,7 @@ import pyarrow as pa
 from kneepoint.ingest import __version__, postgres, schema, units
 from kneepoint.ingest.errors import ConstraintViolation, DatabaseError, MissingTable, WarehouseBusy, WarehouseFailure
 from kneepoint.ingest.labels import check_label
-from kneepoint.ingest.records import IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord
+from kneepoint.ingest.records import IntervalRecord, IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord, WaitRecord
 from kneepoint.ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
 from kneepoint.ingest.schema import ROW_TABLES
 
@@ -391,11 +391,15 @@ class FileRows:
     metadata: dict[tuple[int, str], str | None]  # (run_index, key) -> value
     # raw_latency_histograms' columns but file_id: record_index, bound, bound_unit, value, kind.
     histograms: tuple[list[int], list[float], list[str], list[float], list[str]]
+    intervals: list[tuple[int, IntervalRecord]]
+    waits: list[tuple[int, WaitRecord]]
 
     def counts(self) -> dict[str, int]:
         return {
             "raw_latency_histograms": len(self.histograms[0]),
             "raw_run_metadata": len(self.metadata),
+            "raw_waits": len(self.waits),
+            "raw_intervals": len(self.intervals),
             "raw_query_time": len(self.query_time),
             "raw_query_io": len(self.query_io),
             "raw_io_records": len(self.io),
@@ -686,13 +690,17 @@ def _stored_as_many(con: Connection, sha256s: list[str]) -> dict[str, tuple[str,
 _IO_FIELDS = tuple(c for c in schema.RAW_IO_RECORDS.column_names if c not in ("file_id", "record_index"))
 _QUERY_IO_FIELDS = tuple(c for c in schema.RAW_QUERY_IO.column_names if c not in ("file_id", "record_index"))
 _QUERY_TIME_FIELDS = tuple(c for c in schema.RAW_QUERY_TIME.column_names if c not in ("file_id", "record_index"))
+_INTERVAL_FIELDS = tuple(c for c in schema.RAW_INTERVALS.column_names if c not in ("file_id", "record_index"))
+_WAIT_FIELDS = tuple(c for c in schema.RAW_WAITS.column_names if c not in ("file_id", "record_index"))
 
 
-def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple]:
+def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple, list, list]:
     """The file's records sorted by raw table, checked where a wrong value could still be blamed on the file."""
     io: list[tuple[int, IoRecord]] = []
     qio: list[tuple[int, QueryIoRecord]] = []
     qtime: list[tuple[int, QueryTimeRecord]] = []
+    intervals: list[tuple[int, IntervalRecord]] = []
+    waits: list[tuple[int, WaitRecord]] = []
     for i, rec in enumerate(parsed.records):
         if isinstance(rec, IoRecord):
             io.append((i, rec))
@@ -700,6 +708,10 @@ def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple]:
             qio.append((i, rec))
         elif isinstance(rec, QueryTimeRecord):
             qtime.append((i, rec))
+        elif isinstance(rec, IntervalRecord):
+            intervals.append((i, rec))
+        elif isinstance(rec, WaitRecord):
+            waits.append((i, rec))
         else:
             raise TypeError(f"record {i} is a {type(rec).__name__}, not a kneepoint record")
 
@@ -729,7 +741,7 @@ def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple]:
             h_value += values
             h_unit += [rec.latency_unit] * n
             h_kind += [rec.histogram_kind] * n
-    return io, qio, qtime, meta, (h_index, h_bound, h_unit, h_value, h_kind)
+    return io, qio, qtime, meta, (h_index, h_bound, h_unit, h_value, h_kind), intervals, waits
 
 
 def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
@@ -752,6 +764,8 @@ def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
         "raw_io_records": _records("raw_io_records", ids, [f.io for f in files], _IO_FIELDS),
         "raw_query_io": _records("raw_query_io", ids, [f.query_io for f in files], _QUERY_IO_FIELDS),
         "raw_query_time": _records("raw_query_time", ids, [f.query_time for f in files], _QUERY_TIME_FIELDS),
+        "raw_intervals": _records("raw_intervals", ids, [f.intervals for f in files], _INTERVAL_FIELDS),
+        "raw_waits": _records("raw_waits", ids, [f.waits for f in files], _WAIT_FIELDS),
         "raw_run_metadata": _table("raw_run_metadata", meta),
         "raw_latency_histograms": _table("raw_latency_histograms", hist),
     }
@@ -826,12 +840,15 @@ def list_files(con: Connection) -> list[dict]:
     cur = con.execute(
         """
         SELECT f.file_id, f.name, f.sha256, f.format, f.disk, f.host,
-               coalesce(io.n, 0) + coalesce(qi.n, 0) + coalesce(qt.n, 0) AS records,
+               coalesce(io.n, 0) + coalesce(qi.n, 0) + coalesce(qt.n, 0) + coalesce(iv.n, 0) + coalesce(w.n, 0)
+                   AS records,
                f.ingested_at, f.tool_version, f.size_bytes, f.tags, f.notes
         FROM raw_files f
         LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_io_records GROUP BY file_id) io USING (file_id)
         LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_query_io GROUP BY file_id) qi USING (file_id)
         LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_query_time GROUP BY file_id) qt USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_intervals GROUP BY file_id) iv USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_waits GROUP BY file_id) w USING (file_id)
         ORDER BY f.ingested_at, f.name
         """
     )

@@ -40,8 +40,19 @@
     {%- endif -%}
 {%- endmacro %}
 
+{#- The same for the models keyed by disk (the production-vs-baseline marts): the disks whose observed intervals or
+    benchmark series the facts' hooks found changed. -#}
+{% macro in_changed_disks(disk_key_column='disk_key') -%}
+    {%- set changed_disks = source('build', 'kneepoint_changed_disks') -%}
+    {%- if is_incremental() -%}
+        {{ disk_key_column }} in (select disk_key from {{ changed_disks }})
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
 {#- Incremental strategy `replace_changed`: delete every row of the changed keys (a deleted file's too, which the
-    new rows cannot name), insert the rebuilt ones. `unique_key` is `file_id` or `series_id`. -#}
+    new rows cannot name), insert the rebuilt ones. `unique_key` is `file_id`, `series_id` or `disk_key`. -#}
 {% macro get_incremental_replace_changed_sql(arg_dict) -%}
     {%- set target = arg_dict['target_relation'] -%}
     {%- set columns = get_quoted_csv(arg_dict['dest_columns'] | map(attribute='name')) -%}
@@ -55,8 +66,11 @@
         file_id in (select file_id from {{ ref('int_changed_files') }})
     {%- elif key == 'series_id' -%}
         series_id in (select series_id from {{ source('build', 'kneepoint_changed_series') }})
+    {%- elif key == 'disk_key' -%}
+        disk_key in (select disk_key from {{ source('build', 'kneepoint_changed_disks') }})
     {%- else -%}
-        {{ exceptions.raise_compiler_error("replace_changed needs unique_key file_id or series_id, not " ~ key) }}
+        {{ exceptions.raise_compiler_error("replace_changed needs unique_key file_id, series_id or disk_key, not "
+                                           ~ key) }}
     {%- endif -%}
 {%- endmacro %}
 
@@ -69,6 +83,17 @@
     {%- if is_incremental() -%}
         insert into {{ source('build', 'kneepoint_changed_series') }}
         select distinct series_id from {{ this }} where {{ changed_keys('file_id') }} and series_id is not null
+    {%- endif -%}
+{%- endmacro %}
+
+{#- The facts' hooks, inside their transaction: the disks of the changed files before the change (a relabel moves
+    a file to another disk, a delete takes it away) and after it. The production-vs-baseline marts recompute
+    those disks, which the build forgets when it succeeds, as it forgets the series. -#}
+{% macro remember_changed_disks() -%}
+    {%- set changed_files = ref('int_changed_files') -%}
+    {%- if is_incremental() -%}
+        insert into {{ source('build', 'kneepoint_changed_disks') }}
+        select distinct disk_key from {{ this }} where {{ changed_keys('file_id') }} and disk_key is not null
     {%- endif -%}
 {%- endmacro %}
 
@@ -108,6 +133,8 @@
             from {{ build_relation('raw_file_changes') }} as c, {{ build_relation('kneepoint_build_window') }} as w
             where c.change_seq > w.from_seq and c.change_seq <= w.to_seq
         )
+    {%- elif key == 'disk_key' -%}
+        disk_key in (select disk_key from {{ build_relation('kneepoint_changed_disks') }})
     {%- else -%}
         series_id in (select series_id from {{ build_relation('kneepoint_changed_series') }})
     {%- endif -%}

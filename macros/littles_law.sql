@@ -5,3 +5,9 @@
     ({{ ratio_expr }} is not null
         and ({{ ratio_expr }} < {{ var('littles_law_ratio_min') }} or {{ ratio_expr }} > {{ var('littles_law_ratio_max') }}))
 {%- endmacro %}
+
+{#- Little's law the other way round: the mean outstanding I/O of an observed interval from its IOPS and mean
+    latency, where the tool logs no queue length. -#}
+{% macro littles_law_outstanding_io(iops_expr, latency_ms_expr) -%}
+    ({{ iops_expr }} * {{ ms_to_s(latency_ms_expr) }})
+{%- endmacro %}

@@ -17,6 +17,14 @@
 {% macro duckdb__kp_try_timestamptz(expr) -%} try_cast({{ expr }} as timestamptz) {%- endmacro %}
 {% macro postgres__kp_try_timestamptz(expr) -%} kp_try_timestamptz({{ expr }}) {%- endmacro %}
 
+{#- A wall-clock time as the tool's clock printed it (a counter log's sample time), or null where the text is not one.
+    An offset, where the tool printed one, is dropped on both engines: the time stays the one the log shows. -#}
+{% macro kp_try_timestamp(expr) -%}
+    {{ return(adapter.dispatch('kp_try_timestamp', 'kneepoint')(expr)) }}
+{%- endmacro %}
+{% macro duckdb__kp_try_timestamp(expr) -%} try_cast({{ expr }} as timestamp) {%- endmacro %}
+{% macro postgres__kp_try_timestamp(expr) -%} kp_try_timestamp({{ expr }}) {%- endmacro %}
+
 {% macro kp_is_nan(expr) -%}
     {{ return(adapter.dispatch('kp_is_nan', 'kneepoint')(expr)) }}
 {%- endmacro %}
@@ -69,6 +77,14 @@
     language plpgsql immutable as $kp$
     begin
         return value::timestamptz;
+    exception when others then
+        return null;
+    end
+    $kp$;
+    create or replace function {{ target.schema }}.kp_try_timestamp(value text) returns timestamp
+    language plpgsql immutable as $kp$
+    begin
+        return value::timestamp;
     exception when others then
         return null;
     end

@@ -35,3 +35,34 @@
 {% macro bytes_to_mib(bytes_expr) -%}
     ({{ bytes_expr }} / 1048576.0)
 {%- endmacro %}
+
+{#- Observed load (Perfmon, iostat, SQL Server file statistics): every rate is per second over its interval. The
+    I/Os of an interval are its reads and writes; a direction the tool did not log counts as unknown, not as 0. -#}
+{% macro io_per_s(reads_expr, writes_expr) -%}
+    (case when {{ reads_expr }} is not null or {{ writes_expr }} is not null
+        then coalesce({{ reads_expr }}, 0) + coalesce({{ writes_expr }}, 0) end)
+{%- endmacro %}
+
+{#- Bytes per I/O of an interval: its throughput over its IOPS; null where it did no I/O. -#}
+{% macro bytes_per_io(bytes_per_s_expr, iops_expr) -%}
+    ({{ bytes_per_s_expr }} / nullif({{ iops_expr }}, 0))
+{%- endmacro %}
+
+{#- Share of reads in percent, 0..100; null where the interval did no I/O. -#}
+{% macro read_pct_of(reads_expr, iops_expr) -%}
+    (100.0 * {{ reads_expr }} / nullif({{ iops_expr }}, 0))
+{%- endmacro %}
+
+{#- The mean latency of every I/O of an interval: the read and write latencies weighted by their I/O rates. A
+    direction without I/O weighs nothing; one with I/O but no latency logged leaves the mean unknown. -#}
+{% macro io_weighted_latency_ms(reads_expr, read_ms_expr, writes_expr, write_ms_expr) -%}
+    (case
+        when coalesce({{ reads_expr }}, 0) + coalesce({{ writes_expr }}, 0) <= 0 then null
+        when coalesce({{ reads_expr }}, 0) > 0 and {{ read_ms_expr }} is null then null
+        when coalesce({{ writes_expr }}, 0) > 0 and {{ write_ms_expr }} is null then null
+        else (
+            (case when coalesce({{ reads_expr }}, 0) > 0 then {{ reads_expr }} * {{ read_ms_expr }} else 0 end)
+            + (case when coalesce({{ writes_expr }}, 0) > 0 then {{ writes_expr }} * {{ write_ms_expr }} else 0 end)
+        ) / (coalesce({{ reads_expr }}, 0) + coalesce({{ writes_expr }}, 0))
+    end)
+{%- endmacro %}

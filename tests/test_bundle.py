@@ -18,6 +18,8 @@ import pytest
 from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.bundle import BundleError, import_bundle, mart_names, read_bundle
 
+# Marts of observed production load, which the sample data has none of (tests/test_observed.py bundles them).
+OBSERVED_MARTS = {"fct_observed_intervals", "fct_observed_waits", "mart_production_vs_baseline", "mart_headroom"}
 STRIPE = "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01"
 
 
@@ -70,7 +72,10 @@ def test_round_trip_reproduces_every_mart(source: Path, imported: Path):
     for mart in marts:
         only_source, only_imported, n_source, n_imported = _differences(source, imported, mart)
         assert (only_source, only_imported) == (0, 0), mart
-        assert n_source == n_imported > 0, mart
+        # The sample data holds no observed production load (no counter log reader is in the sample yet):
+        # tests/test_observed.py carries those marts through a bundle.
+        assert n_source == n_imported, mart
+        assert n_source > 0 or mart in OBSERVED_MARTS, mart
 
 
 def test_bundle_marts_are_the_warehouse_marts(source: Path, bundle: Path):
@@ -145,7 +150,10 @@ def test_export_of_one_disk_holds_only_its_files(source: Path, tmp_path: Path):
     for mart in ("fct_io_results", "mart_saturation_points", "mart_saturation_by_threads", "dim_disks"):
         only_source, only_imported, n_source, n_imported = _differences(source, vendor, mart, f"disk_key = '{STRIPE}'")
         assert (only_source, only_imported) == (0, 0), mart
-        assert n_source == n_imported > 0, mart
+        # The sample data holds no observed production load (no counter log reader is in the sample yet):
+        # tests/test_observed.py carries those marts through a bundle.
+        assert n_source == n_imported, mart
+        assert n_source > 0 or mart in OBSERVED_MARTS, mart
 
 
 def test_unknown_disk_is_refused(source: Path, tmp_path: Path, capsys):

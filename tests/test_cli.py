@@ -63,7 +63,7 @@ def test_the_flag_after_the_command_counts_too(three_warehouses, monkeypatch, ca
     assert _listed(capsys) == {"flag"}
 
 
-@pytest.mark.parametrize("command", [["files"], ["saturation"], ["report", "--out", "r.html"]])
+@pytest.mark.parametrize("command", [["files"], ["saturation"], ["headroom"], ["report", "--out", "r.html"]])
 def test_a_read_command_on_a_missing_warehouse_says_so(command, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     missing = tmp_path / "nowhere.duckdb"

@@ -28,6 +28,7 @@ from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import InputFile, iter_paths
 from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
 from tests.helpers import SAMPLE, corpus_dir
+from tests.observed import observed_logs, store_observed
 from tests.reliability.conftest import size
 
 SEQUENCES = 200
@@ -48,10 +49,17 @@ MARTS = (
     "mart_percentile_loads",
     "mart_unit_checks",
     "mart_statements_on_curve",
+    "fct_observed_intervals",
+    "fct_observed_waits",
+    "mart_production_vs_baseline",
+    "mart_headroom",
 )
 # Few labels, so that changes move files into series that already hold other files' points, and out of them.
 DISKS = ("P10", "stripe", "nvme")
 HOSTS = (None, "sql01")
+
+
+OBSERVED = observed_logs()
 
 
 @dataclass(frozen=True)
@@ -127,7 +135,9 @@ class Sequence:
         if not self.stored():
             self.ingest()  # something to change
         for _ in range(steps):
-            action = self.rng.choice((self.ingest, self.ingest, self.relabel, self.delete, self.import_bundle))
+            action = self.rng.choice(
+                (self.ingest, self.ingest, self.observe, self.relabel, self.delete, self.import_bundle)
+            )
             action()
 
     def stored(self) -> list[str]:
@@ -146,6 +156,13 @@ class Sequence:
         report = ingest_inputs(self.db, files, disk=disk, host=host)
         assert not report.errors, [o.reason for o in report.errors]
         self.check_build(report.build)
+
+    def observe(self) -> None:
+        """A counter log of production load (stored bytes again change nothing)."""
+        n = self.rng.randrange(len(OBSERVED))
+        disk, host = self.rng.choice(DISKS), self.rng.choice(HOSTS)
+        self.log.append(f"observe log {n} as {disk} @ {host}")
+        self.change(lambda con: store_observed(con, OBSERVED[n], disk=disk, host=host, name=f"log{n}.csv"))
 
     def relabel(self) -> None:
         if not (stored := self.stored()):

@@ -26,6 +26,7 @@ from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import iter_paths
 from kneepoint.ingest.warehouse import connect, list_files, locate
 from tests.helpers import ROOT, SAMPLE, corpus_dir
+from tests.observed import observed_logs, store_observed
 from tests.postgres import admin_execute, database_url, files_containing, new_database, password_of
 
 # Columns that say when a row was made, not what it holds: they differ between two warehouses made apart.
@@ -55,6 +56,14 @@ def _ingest_everything(db) -> int:
         files = sorted(p for p in (corpus / folder).iterdir() if p.is_file())
         report = ingest_inputs(db, iter_paths(files), disk=disk, host="corpus-host", build=False, workers=1)
         added += len(report.added)
+    # Observed production load on two benchmarked disks (stored as records: no reader is needed for the models).
+    con = connect(db)
+    try:
+        for n, records in enumerate(observed_logs()):
+            for disk, host in (("synthetic P10 (modelled)", "synthetic-sql01"), ("corpus fio", "corpus-host")):
+                store_observed(con, records, disk=disk, host=host, name=f"log{n}.csv", variant=disk)
+    finally:
+        con.close()
     return added
 
 

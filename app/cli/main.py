@@ -7,6 +7,7 @@
     delete      remove a stored file and all its rows
     build       bring the models up to date and run every dbt test (--full-refresh: rebuild everything)
     saturation  where each series saturates, with the USL and Kneedle second opinions
+    headroom    observed production load against the disk's benchmark: headroom and degradation
     report      one self-contained HTML report
     export      a bundle: Parquet marts, the raw layer, the report
     import      load a bundle into this warehouse
@@ -154,6 +155,15 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--by-threads", action="store_true", help="per thread count, the load being the queue depth")
     s.add_argument("--json", action="store_true", help="a JSON array keyed by the mart's column names")
     s.set_defaults(func=cmd_saturation)
+
+    s = sub.add_parser(
+        "headroom",
+        parents=[common],
+        help="observed production load against the disk's benchmark (mart_headroom): headroom and degradation",
+    )
+    s.add_argument("--disk", help="only this disk: a disk key 'label @ host' or a label (every host of it)")
+    s.add_argument("--json", action="store_true", help="a JSON array keyed by the mart's column names")
+    s.set_defaults(func=cmd_headroom)
 
     share = argparse.ArgumentParser(add_help=False)
     share.add_argument(
@@ -547,6 +557,23 @@ def cmd_saturation(args: argparse.Namespace) -> int:
         print(to_json(rows))
     else:
         print("\n".join(printable(line) for line in report_lines(rows, args.by_threads, args.latency_target_ms)))
+    return EXIT_OK
+
+
+def cmd_headroom(args: argparse.Namespace) -> int:
+    from kneepoint.app.cli.headroom import MissingModels, headroom_rows, report_lines, to_json
+
+    if (failed := _catch_up(args.db)) is not None:
+        return failed
+    try:
+        rows = headroom_rows(args.db, args.disk)
+    except MissingModels as exc:
+        print(f"kneepoint headroom: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    if args.json:
+        print(to_json(rows))
+    else:
+        print("\n".join(printable(line) for line in report_lines(rows)))
     return EXIT_OK
 
 

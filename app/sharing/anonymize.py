@@ -8,10 +8,12 @@ construction, and the report, the bundle's Parquet marts and the chart images al
 What anonymization replaces, with stable pseudonyms (the same original always gets the same pseudonym within
 one share, numbered in ingest order):
 
-- disk labels ("Disk A"), host labels and computer names ("Host 1"), tags ("Tag 1"), file names ("File 1.txt"),
+- disk labels ("Disk A"), host labels and computer names ("Host 1", also the host an observed counter log or
+  iostat report names, and inside its device names), tags ("Tag 1"), file names ("File 1.txt"),
   targets ("Target 1" unless they are paths or drive letters), labels the user marks ("Label 1");
 - inside every other text value (run metadata such as command lines, fio options, DiskSpd system information,
-  CrystalDiskMark Test/OS lines; tool versions; SQL Server table names): file paths ("Path 1"), URLs,
+  CrystalDiskMark Test/OS lines; tool versions; SQL Server table names; observed device names such as a database
+  file's path): file paths ("Path 1"), URLs,
   e-mail addresses, IPv4/IPv6 addresses ("IP 1"), drive letters ("Drive 1"), user names found in home-folder
   paths ("User 1"), and every string replaced elsewhere (a host name in a command line);
 - free text is withheld whole: notes (dropped), comments and descriptions in run metadata ("Comment 1"),
@@ -79,6 +81,8 @@ _DRIVE = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]:(?=[\\/\s\]),;]|$)")
 _USER_IN_PATH = re.compile(
     r"(?:[\\/](?:Users|home|Documents and Settings)[\\/])([^\\/\r\n\"'<>|:*?]+?)(?=[\\/]|$)", re.IGNORECASE
 )
+# A Perfmon counter path's computer: \\HOST\PhysicalDisk(0 C:)
+_COUNTER_HOST = re.compile(r"^\\\\(?P<host>[^\\/\s]+)\\(?P<rest>.*)$", re.DOTALL)
 _UNC_SERVER = re.compile(r"\\\\([^\\/\s\"'.]+)\\")
 
 # Run metadata keys (last dotted segment, lower case) whose value is free text, a computer name or a user name.
@@ -228,6 +232,16 @@ class Anonymizer:
             text,
         )
 
+    def device_name(self, device: str | None) -> str | None:
+        """An observed device's name: a counter path's computer (`\\\\SQL01\\PhysicalDisk(0 C:)`) becomes its host
+        pseudonym, the rest is scrubbed as any text (drive letters, a database file's path)."""
+        if device is None:
+            return None
+        m = _COUNTER_HOST.match(device)
+        if m is None:
+            return self.scrub(device)
+        return "\\\\" + (self.literal("host", m["host"]) or "") + "\\" + (self.scrub(m["rest"]) or "")
+
     def metadata_value(self, key: str, value: str | None) -> str | None:
         if value is None:
             return None
@@ -263,6 +277,10 @@ class Anonymizer:
                 self.literal("host", m["value"])
             elif tail in user_keys():
                 self.literal("user", m["value"])
+        observed = {name: tables[name].to_pylist() for name in ("raw_intervals", "raw_waits") if name in tables}
+        for rows in observed.values():
+            for r in rows:
+                self.literal("host", r["host"])
         for text in _texts(files, meta, io, tables):
             self.learn(text)
         targets = {}
@@ -299,6 +317,14 @@ class Anonymizer:
                     if col in r:
                         r[col] = self.scrub(r[col])
             out[name] = pa.Table.from_pylist(rows, schema=tables[name].schema)
+        # The host a counter log names is a computer name, also inside a device name (device_name).
+        for name, rows in observed.items():
+            for r in rows:
+                r["host"] = self.literal("host", r["host"])
+                r["tool_version"] = self.scrub(r["tool_version"])
+                if "device" in r:
+                    r["device"] = self.device_name(r["device"])
+            out[name] = pa.Table.from_pylist(rows, schema=tables[name].schema)
         out["raw_latency_histograms"] = tables["raw_latency_histograms"]
         return out
 
@@ -312,6 +338,9 @@ def _texts(files: list[dict], meta: list[dict], io: list[dict], tables: dict[str
         yield r["target"]
     for r in tables["raw_query_io"].select(["table_name"]).to_pylist():
         yield r["table_name"]
+    if "raw_intervals" in tables:
+        for r in tables["raw_intervals"].select(["device"]).to_pylist():
+            yield r["device"]
 
 
 # -- scoped copies ------------------------------------------------------------------------------------------

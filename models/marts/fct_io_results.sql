@@ -1,14 +1,15 @@
 -- Grain: one row per measured run and direction (file_id, record_index), with its file's labels, the load it was
 -- measured at, its series (macros/saturation.sql) and the Little's-law check of its run.
 -- Incremental by file: a change replaces every row of the files it touched; the hooks note the series those rows
--- belonged to before and after (a relabel moves them), which the saturation marts then recompute.
+-- belonged to before and after (a relabel moves them), which the saturation marts then recompute, and their disks,
+-- whose observed load the production-vs-baseline marts place again.
 {{
     config(
         materialized='incremental',
         incremental_strategy='replace_changed',
         unique_key='file_id',
-        pre_hook="{{ remember_changed_series() }}",
-        post_hook="{{ remember_changed_series() }}",
+        pre_hook=["{{ remember_changed_series() }}", "{{ remember_changed_disks() }}"],
+        post_hook=["{{ remember_changed_series() }}", "{{ remember_changed_disks() }}"],
     )
 }}
 with io_records as (

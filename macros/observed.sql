@@ -1,0 +1,124 @@
+{#- Observed production load placed on a disk's benchmark curves, in one place (mart_production_vs_baseline places
+    each interval, mart_headroom each host/device's busy-hour percentiles).
+
+    The baseline of an observed load is the series of the same disk (disk_key: the file's labels) nearest to its
+    workload: of the pattern var `observed_pattern` (random unless said) where the disk has one, the block size
+    nearest to its bytes per I/O (on a log scale: 8 KiB is as far from 4 KiB as from 16 KiB), then the read share
+    nearest to its read share, then the smaller block size and the series id (ties). Only series whose IOPS count
+    all of their I/O are candidates: direction `total`, or a 100 % read series' reads and a 100 % write series'
+    writes (a mixed run's read or write rows alone are part of its load).
+
+    Its saturation IOPS and latency come from mart_saturation_points: the rule (macros/saturation.sql) is never
+    re-derived here. The baseline's latency at the observed IOPS is read off the series' curve, the run kept at each
+    load (int_saturation_points, the points mart_curve_points marks `kept_at_load`): linear in IOPS on the first
+    segment, by load, whose two ends bracket the observed IOPS; below the smallest load's IOPS, that load's latency
+    (a lighter load waits no less than the lightest measured); beyond every IOPS the curve reached, unknown
+    (`beyond_baseline`). -#}
+
+{#- The candidate series of the disks `where` selects, with what the marts read of their saturation. -#}
+{% macro observed_baseline_series(where='true') -%}
+    select
+        series_id,
+        disk_key,
+        pattern,
+        read_pct,
+        block_size_bytes,
+        direction,
+        saturated,
+        iops_at_saturation,
+        latency_avg_ms_at_saturation,
+        max_iops
+    from {{ ref('mart_saturation_points') }}
+    where block_size_bytes > 0
+      and (direction = 'total' or (direction = 'read' and read_pct = 100) or (direction = 'write' and read_pct = 0))
+      and {{ where }}
+{%- endmacro %}
+
+{#- Per row of `observed` (its `key` column, with disk_key, bytes_per_io and read_pct), the nearest series of
+    `series` (observed_baseline_series). Rows without I/O have no workload to match and get none. -#}
+{% macro nearest_baseline_series(observed, key, series) -%}
+    select distinct on (o.{{ key }})
+        o.{{ key }},
+        s.series_id,
+        s.pattern as baseline_pattern,
+        s.block_size_bytes as baseline_block_size_bytes,
+        s.read_pct as baseline_read_pct,
+        s.direction as baseline_direction,
+        s.saturated as baseline_saturated,
+        s.iops_at_saturation as baseline_saturation_iops,
+        s.latency_avg_ms_at_saturation as baseline_saturation_latency_ms,
+        s.max_iops as baseline_max_iops
+    from {{ observed }} as o
+    inner join {{ series }} as s on s.disk_key = o.disk_key
+    where o.bytes_per_io > 0 and o.read_pct is not null
+    order by
+        o.{{ key }},
+        case when s.pattern = '{{ var("observed_pattern") }}' then 0 else 1 end,
+        -- rounded: a workload halfway between two block sizes (8 KiB between 4 and 16) is a tie, whatever the last
+        -- bit of a sum over many intervals (which an incremental build adds up in another order)
+        {{ kp_round('abs(ln(cast(s.block_size_bytes as double precision) / o.bytes_per_io))', 9) }},
+        {{ kp_round('abs(s.read_pct - o.read_pct)', 6) }},
+        s.block_size_bytes,
+        s.series_id
+{%- endmacro %}
+
+{#- Per row of `placed` (its `key`, series_id and the observed IOPS in `iops_column`), the baseline's mean latency at
+    that IOPS on the series' curve (`segments`: observed_curve_segments), and whether the IOPS lie beyond every IOPS
+    the curve reached. -#}
+{% macro baseline_latency_at_iops(placed, key, iops_column, segments) -%}
+    select
+        p.{{ key }},
+        case
+            when crossing.{{ key }} is not null then crossing.latency_ms
+            when p.{{ iops_column }} < ends.first_iops then ends.first_latency_ms
+        end as baseline_latency_at_iops_ms,
+        crossing.{{ key }} is null and p.{{ iops_column }} > ends.best_iops as beyond_baseline
+    from {{ placed }} as p
+    inner join (
+        select distinct on (series_id)
+            series_id,
+            iops as first_iops,
+            latency_avg_ms as first_latency_ms,
+            max(iops) over (partition by series_id) as best_iops
+        from {{ segments }}
+        order by series_id, outstanding_io
+    ) as ends using (series_id)
+    left join (
+        select distinct on (p.{{ key }})
+            p.{{ key }},
+            case
+                when s.next_iops = s.iops then s.latency_avg_ms
+                else s.latency_avg_ms + (p.{{ iops_column }} - s.iops) / (s.next_iops - s.iops)
+                    * (s.next_latency_avg_ms - s.latency_avg_ms)
+            end as latency_ms
+        from {{ placed }} as p
+        inner join {{ segments }} as s
+            on s.series_id = p.series_id
+            and s.next_iops is not null
+            and p.{{ iops_column }} between least(s.iops, s.next_iops) and greatest(s.iops, s.next_iops)
+        order by p.{{ key }}, s.outstanding_io
+    ) as crossing using ({{ key }})
+{%- endmacro %}
+
+{#- The curves of the series `series` names, one row per load with the next load's IOPS and latency (what
+    baseline_latency_at_iops reads). Loads without a mean latency are not on a latency curve. -#}
+{% macro observed_curve_segments(series) -%}
+    select
+        series_id,
+        outstanding_io,
+        iops,
+        latency_avg_ms,
+        lead(iops) over by_load as next_iops,
+        lead(latency_avg_ms) over by_load as next_latency_avg_ms
+    from {{ ref('int_saturation_points') }}
+    where series_id in (select series_id from {{ series }})
+      and iops is not null
+      and latency_avg_ms is not null
+    window by_load as (partition by series_id order by outstanding_io)
+{%- endmacro %}
+
+{#- Degraded: the observed latency exceeds the baseline's at the same IOPS by more than the stated factor
+    (var degradation_factor, 2 unless said). Unknown where either latency is. -#}
+{% macro latency_degraded(ratio_expr) -%}
+    ({{ ratio_expr }} > {{ var('degradation_factor') }})
+{%- endmacro %}

@@ -1,0 +1,46 @@
+-- Grain: one row per SQL Server wait type and interval (file_id, record_index), with the file's disk label: what a
+-- DBA compares with the benchmark beside the file statistics (PAGEIOLATCH_* about the reads' latency, WRITELOG the
+-- log's writes). Incremental by file.
+{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+with waits as (
+    select * from {{ ref('stg_waits') }}
+    where {{ in_changed_files() }}
+),
+
+files as (
+    select * from {{ ref('stg_files') }}
+    where {{ in_changed_files() }}
+),
+
+final as (
+    select
+        waits.file_id || ':' || waits.record_index as observed_wait_id,
+        {{ disk_key('files.disk', 'files.host') }} as disk_key,
+        files.disk,
+        coalesce(nullif(waits.host, ''), files.host) as host,
+        waits.wait_type,
+        case
+            when waits.wait_type like 'PAGEIOLATCH%' then 'data page read'
+            when waits.wait_type = 'WRITELOG' then 'log write'
+            when waits.wait_type = 'IO_COMPLETION' then 'other I/O'
+            else 'other'
+        end as wait_kind,
+        waits.tool,
+        waits.tool_version,
+        waits.interval_index,
+        waits.interval_start,
+        waits.interval_start_text,
+        waits.interval_s,
+        waits.since_boot,
+        waits.waiting_tasks_per_s,
+        waits.wait_ms_per_s,
+        waits.avg_wait_ms,
+        waits.file_id,
+        files.file_name,
+        waits.record_index,
+        waits.source_line
+    from waits
+    inner join files using (file_id)
+)
+
+select * from final

@@ -1,0 +1,81 @@
+-- Grain: one row per observed interval (fct_observed_intervals) placed on its disk's benchmark curve: the nearest
+-- series of the same disk (macros/observed.sql), its saturation IOPS and latency (mart_saturation_points), the
+-- baseline's mean latency at the interval's IOPS, headroom (saturation IOPS / the interval's IOPS) and the
+-- degradation flag (latency above the baseline's at that IOPS by more than var degradation_factor). An interval
+-- without I/O, or of a disk with no benchmark, is not placed. since_boot and _Total intervals are placed and
+-- flagged: the time chart shows them, the percentiles of mart_headroom leave them out.
+-- Incremental by disk: a change recomputes every row of the disks whose observed intervals or series it changed.
+{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='disk_key') }}
+with observed as (
+    select * from {{ ref('fct_observed_intervals') }}
+    where iops > 0 and {{ in_changed_disks() }}
+),
+
+series as (
+    {{ observed_baseline_series(in_changed_disks()) }}
+),
+
+nearest as (
+    {{ nearest_baseline_series('observed', 'observed_interval_id', 'series') }}
+),
+
+placed as (
+    select nearest.*, observed.iops
+    from nearest
+    inner join observed using (observed_interval_id)
+),
+
+curve_segments as (
+    {{ observed_curve_segments('series') }}
+),
+
+at_iops as (
+    {{ baseline_latency_at_iops('placed', 'observed_interval_id', 'iops', 'curve_segments') }}
+),
+
+final as (
+    select
+        o.observed_interval_id,
+        o.disk_key,
+        o.disk,
+        o.host,
+        o.device,
+        o.device_kind,
+        o.is_total_instance,
+        o.tool,
+        o.interval_index,
+        o.interval_start,
+        o.interval_s,
+        o.since_boot,
+        o.iops,
+        o.throughput_bytes_per_s,
+        o.bytes_per_io,
+        o.read_pct,
+        o.latency_avg_ms,
+        o.outstanding_io,
+        o.outstanding_io_source,
+        n.series_id,
+        n.baseline_pattern,
+        n.baseline_block_size_bytes,
+        n.baseline_read_pct,
+        n.baseline_direction,
+        n.baseline_saturated,
+        n.baseline_saturation_iops,
+        n.baseline_saturation_latency_ms,
+        n.baseline_max_iops,
+        a.baseline_latency_at_iops_ms,
+        a.beyond_baseline,
+        n.baseline_saturation_iops / o.iops as headroom,
+        o.latency_avg_ms / nullif(a.baseline_latency_at_iops_ms, 0) as latency_ratio,
+        {{ latency_degraded('o.latency_avg_ms / nullif(a.baseline_latency_at_iops_ms, 0)') }} as degraded,
+        cast({{ var('degradation_factor') }} as double precision) as degradation_factor,
+        o.file_id,
+        o.file_name,
+        o.record_index,
+        o.source_line
+    from observed as o
+    inner join nearest as n using (observed_interval_id)
+    inner join at_iops as a using (observed_interval_id)
+)
+
+select * from final

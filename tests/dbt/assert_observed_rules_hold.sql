@@ -1,0 +1,73 @@
+{{ config(tags=["change_guard"]) }}
+-- The production-vs-baseline rules, checked row by row against their inputs (the marts compute them with window
+-- functions and DISTINCT ON, macros/observed.sql): an interval's IOPS are its reads and writes and its outstanding
+-- I/O the logged queue or Little's law; the baseline's saturation figures are mart_saturation_points' own (never
+-- re-derived); headroom and the flag follow from them; and no candidate series of the disk is nearer to the
+-- workload than the one chosen. Rows returned are violations.
+with intervals as (
+    select * from {{ ref('fct_observed_intervals') }}
+    where {{ in_test_scope('file_id') }}
+),
+
+placed as (
+    select * from {{ ref('mart_production_vs_baseline') }}
+    where {{ in_test_scope('disk_key') }}
+),
+
+headroom as (
+    select * from {{ ref('mart_headroom') }}
+    where {{ in_test_scope('disk_key') }}
+),
+
+series as (
+    select * from {{ ref('mart_saturation_points') }}
+),
+
+problems as (
+    select observed_interval_id as row_id, 'iops is not reads + writes' as problem
+    from intervals
+    where reads_per_s is not null and writes_per_s is not null
+      and abs(iops - (reads_per_s + writes_per_s)) > 1e-9 * greatest(iops, 1)
+    union all
+    select observed_interval_id, 'outstanding_io is neither the logged queue nor Little''s law'
+    from intervals
+    where (outstanding_io_source = 'logged' and outstanding_io is distinct from queue_length)
+       or (outstanding_io_source = 'littles_law'
+           and abs(outstanding_io - iops * latency_avg_ms / 1000.0) > 1e-9 * greatest(outstanding_io, 1))
+    union all
+    select observed_interval_id, 'mean latency outside the read and write latencies'
+    from intervals
+    where latency_avg_ms < least(coalesce(read_latency_ms, write_latency_ms), coalesce(write_latency_ms, read_latency_ms)) - 1e-9
+       or latency_avg_ms > greatest(coalesce(read_latency_ms, write_latency_ms), coalesce(write_latency_ms, read_latency_ms)) + 1e-9
+    union all
+    select p.observed_interval_id, 'saturation figures differ from mart_saturation_points'
+    from placed as p
+    inner join series as s using (series_id)
+    where p.baseline_saturation_iops is distinct from s.iops_at_saturation
+       or p.baseline_saturated is distinct from s.saturated
+       or p.disk_key <> s.disk_key
+    union all
+    select observed_interval_id, 'headroom or degraded do not follow from their figures'
+    from placed
+    where abs(headroom - baseline_saturation_iops / iops) > 1e-9 * headroom
+       or degraded is distinct from (latency_ratio > degradation_factor)
+    union all
+    select h.observed_device_id, 'headroom or degraded do not follow from their figures'
+    from headroom as h
+    left join series as s using (series_id)
+    where h.baseline_saturation_iops is distinct from s.iops_at_saturation
+       or abs(h.headroom - h.baseline_saturation_iops / h.iops_p95) > 1e-9 * h.headroom
+       or h.degraded is distinct from (h.latency_ratio > h.degradation_factor)
+    union all
+    -- a candidate of the same disk, pattern preference and direction rule nearer in block size (log scale)
+    select p.observed_interval_id, 'a nearer series in block size was not chosen'
+    from placed as p
+    inner join series as s on s.disk_key = p.disk_key
+    where (s.direction = 'total' or (s.direction = 'read' and s.read_pct = 100) or (s.direction = 'write' and s.read_pct = 0))
+      and s.block_size_bytes > 0
+      and (s.pattern = '{{ var("observed_pattern") }}') = (p.baseline_pattern = '{{ var("observed_pattern") }}')
+      and abs(ln(cast(s.block_size_bytes as double precision) / p.bytes_per_io))
+          < abs(ln(cast(p.baseline_block_size_bytes as double precision) / p.bytes_per_io)) - 1e-9
+)
+
+select * from problems

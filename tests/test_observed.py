@@ -1,0 +1,292 @@
+"""Observed production load (IntervalRecord / WaitRecord) through the warehouse: stored in the file's one
+transaction, deleted with it, carried by bundles, anonymized, added to an older warehouse on connect; then the
+models that place it on the disk's benchmark curve (headroom, degradation) on a case computed by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+import zipfile
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from kneepoint.app import wording as w
+from kneepoint.app.cli.main import main
+from kneepoint.app.sharing.anonymize import Anonymizer
+from kneepoint.app.sharing.bundle import export_bundle, import_bundle
+from kneepoint.ingest import schema
+from kneepoint.ingest.build import build_models, run_dbt
+from kneepoint.ingest.load import ingest_inputs
+from kneepoint.ingest.records import INTERVAL_FIELDS, WAIT_FIELDS
+from kneepoint.ingest.sources import iter_paths
+from kneepoint.ingest.warehouse import connect, delete_file, row_counts
+from tests.helpers import SAMPLE
+from tests.observed import ingest_observed, interval, store_observed, waits
+
+DB_HOST = "kpsecretsql7"
+
+
+def observed_records() -> list:
+    return [
+        interval(0, 1000.0, 2.0, host=DB_HOST, device=f"\\\\{DB_HOST}\\PhysicalDisk(0 C:)", since_boot=True),
+        interval(1, 1500.0, 2.5, host=DB_HOST, read_share=0.7, queue_length=3.75),
+        interval(
+            2,
+            1800.0,
+            3.0,
+            host=DB_HOST,
+            device="tempdb templog T:\\tempdb.ldf",
+            device_kind="database_file",
+            tool="sqlserver",
+        ),
+        waits(0, host=DB_HOST),
+        waits(0, "WRITELOG", host=DB_HOST),
+    ]
+
+
+def test_intervals_and_waits_are_stored_with_every_field_and_deleted_with_their_file(tmp_path):
+    db = tmp_path / "w.duckdb"
+    records = observed_records()
+    con = connect(db)
+    try:
+        result = store_observed(con, records, disk="SAN LUN 4", host="sql01")
+        assert result.status == "added" and result.runs == 3  # intervals 0..2; the waits share interval 0
+        counts = row_counts(con, result.file_id)
+        assert counts["raw_intervals"] == 3 and counts["raw_waits"] == 2
+        stored = con.execute(f"SELECT {', '.join(INTERVAL_FIELDS)} FROM raw_intervals ORDER BY record_index").fetchall()
+        assert stored == [tuple(getattr(r, f) for f in INTERVAL_FIELDS) for r in records[:3]]
+        stored_waits = con.execute(f"SELECT {', '.join(WAIT_FIELDS)} FROM raw_waits ORDER BY record_index").fetchall()
+        assert stored_waits == [tuple(getattr(r, f) for f in WAIT_FIELDS) for r in records[3:]]
+        assert con.execute("SELECT record_index FROM raw_waits ORDER BY 1").fetchall() == [(3,), (4,)]
+        # since_boot is a real boolean column, not a number
+        assert schema.RAW_INTERVALS.arrow_schema().field("since_boot").type == "bool"
+        delete_file(con, result.file_id)
+        assert row_counts(con, result.file_id) == dict.fromkeys(schema.RAW_TABLES, 0)
+    finally:
+        con.close()
+
+
+def test_an_older_warehouse_gets_the_observed_tables_on_connect(tmp_path):
+    db = tmp_path / "old.duckdb"
+    con = connect(db)
+    con.close()
+    raw = duckdb.connect(str(db))
+    raw.execute("DROP TABLE raw_intervals; DROP TABLE raw_waits; DROP TABLE kneepoint_changed_disks")
+    raw.execute("UPDATE kneepoint_schema SET schema_hash = 'before issue 21'")
+    raw.close()
+    con = connect(db)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert {"raw_intervals", "raw_waits", "kneepoint_changed_disks"} <= tables
+        assert store_observed(con, observed_records(), disk="d").status == "added"
+    finally:
+        con.close()
+
+
+def test_a_bundle_carries_the_observed_rows_and_its_import_stores_them(tmp_path):
+    source, target = tmp_path / "source.duckdb", tmp_path / "target.duckdb"
+    con = connect(source)
+    try:
+        store_observed(con, observed_records(), disk="SAN LUN 4")
+    finally:
+        con.close()
+    build_models(source).raise_for_failure()
+    out = tmp_path / "b.zip"
+    export_bundle(source, out)
+    with zipfile.ZipFile(out) as zf:
+        assert pq.read_table(zf.open("raw/raw_intervals.parquet")).num_rows == 3
+        assert pq.read_table(zf.open("raw/raw_waits.parquet")).num_rows == 2
+        assert pq.read_table(zf.open("marts/fct_observed_intervals.parquet")).num_rows == 3
+    result = import_bundle(target, out)
+    assert not result.errors and not result.build_failures
+    a, b = duckdb.connect(str(source), read_only=True), duckdb.connect(str(target), read_only=True)
+    try:
+        for table in ("raw_intervals", "raw_waits", "fct_observed_intervals"):
+            assert (
+                a.sql(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+                == b.sql(f"SELECT * FROM {table} ORDER BY ALL").fetchall()
+            )
+    finally:
+        a.close()
+        b.close()
+
+
+def test_anonymization_replaces_the_observed_host_and_it_inside_device_names(tmp_path):
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    try:
+        store_observed(con, observed_records(), disk="SAN LUN 4", host="sql01")
+        tables = {t: con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in schema.RAW_TABLES}
+    finally:
+        con.close()
+    out = Anonymizer().raw_tables(tables)
+    intervals = out["raw_intervals"].to_pylist()
+    hosts = {r["host"] for r in intervals} | {r["host"] for r in out["raw_waits"].to_pylist()}
+    assert hosts == {"Host 2"}  # Host 1 is the file's host label, sql01
+    text = repr(intervals) + repr(out["raw_waits"].to_pylist())
+    assert DB_HOST not in text.lower() and "tempdb.ldf" not in text
+    devices = [r["device"] for r in intervals]
+    # the counter path's computer becomes the host's pseudonym; drive letters and paths as everywhere else
+    assert devices == ["\\\\Host 2\\PhysicalDisk(0 Drive 1)", "PhysicalDisk(1 Drive 2)", "tempdb templog Path 1"]
+    # the measurement stays
+    assert [r["reads_per_s"] for r in intervals] == [r["reads_per_s"] for r in tables["raw_intervals"].to_pylist()]
+    assert all(not math.isnan(r["interval_s"]) for r in intervals)
+
+
+# fio's own figures for the runs the hand computation reads (sample_data/fio/randread-4k-jobs1.json, 4 KiB random
+# reads, one job): read.iops and read.lat_ns.mean per iodepth.
+FIO_QD1 = (74958.76031, 13153.137174e-6)
+FIO_QD4 = (105773.556611, 37653.30169e-6)
+FIO_QD8 = (151111.472132, 52779.906488e-6)
+FIO_QD32_IOPS = 177525.11872  # the saturation point: nothing past QD32 beats it by more than 10 %
+
+
+@pytest.fixture(scope="module")
+def placed(tmp_path_factory) -> Path:
+    """The sample's fio 4 KiB random-read sweep as disk `vda @ vm`, and a day of Perfmon intervals of the same disk:
+    E: 21 intervals of 4 KiB reads at 40,000 + 5,000 i IOPS and 0.10 + 0.01 i ms (i = 0..20), a since_boot
+    average and a _Total instance (both left out of the percentiles); F: 21 intervals at 60,000 IOPS and 0.02 ms."""
+    db = tmp_path_factory.mktemp("placed") / "w.duckdb"
+    report = ingest_inputs(db, iter_paths(sorted((SAMPLE / "fio").glob("randread-4k-*.json"))), disk="vda", host="vm")
+    assert not report.errors
+    records = [interval(i, 40_000.0 + 5_000 * i, 0.10 + 0.01 * i) for i in range(21)]
+    records += [interval(21, 500_000.0, 5.0, since_boot=True)]
+    records += [interval(i, 300_000.0, 9.0, device="PhysicalDisk(_Total)") for i in range(21)]
+    records += [interval(i, 60_000.0, 0.02, device="PhysicalDisk(2 F:)") for i in range(21)]
+    ingest_observed(db, records, disk="vda", host="vm")
+    return db
+
+
+def headroom_rows(db: Path) -> dict[str, dict]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cur = con.execute("SELECT * FROM mart_headroom")
+        names = [d[0] for d in cur.description]
+        return {row[names.index("device")]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
+    finally:
+        con.close()
+
+
+def test_headroom_and_degradation_on_a_case_computed_by_hand(placed):
+    rows = headroom_rows(placed)
+    assert set(rows) == {"PhysicalDisk(1 E:)", "PhysicalDisk(2 F:)"}  # _Total is no device of its own
+    e = rows["PhysicalDisk(1 E:)"]
+    # 21 values, continuous percentiles: p50 the 11th, p95 the 20th (0.95 x 20 = 19), p99 0.8 of the way to the 21st
+    assert e["intervals"] == 21  # the since_boot average is left out
+    assert e["iops_p50"] == pytest.approx(90_000.0)
+    assert e["iops_p95"] == pytest.approx(135_000.0)
+    assert e["iops_p99"] == pytest.approx(139_000.0)
+    assert e["latency_avg_ms_p95"] == pytest.approx(0.29)
+    assert e["bytes_per_io"] == pytest.approx(4096.0) and e["read_pct"] == pytest.approx(100.0)
+    assert e["series_id"] == "vda @ vm | random read 100% read 4096 B read"
+    assert e["baseline_saturation_iops"] == pytest.approx(FIO_QD32_IOPS)
+    # 135,000 IOPS first lies between QD4 and QD8 (QD2 -> QD4 stays near 105,770): linear in IOPS there
+    (x0, y0), (x1, y1) = FIO_QD4, FIO_QD8
+    baseline_ms = y0 + (135_000.0 - x0) / (x1 - x0) * (y1 - y0)
+    assert baseline_ms == pytest.approx(0.047404, abs=1e-6)
+    assert e["baseline_latency_at_p95_iops_ms"] == pytest.approx(baseline_ms, rel=1e-9)
+    assert e["headroom"] == pytest.approx(FIO_QD32_IOPS / 135_000.0, rel=1e-9)  # 1.31x
+    assert e["latency_ratio"] == pytest.approx(0.29 / baseline_ms, rel=1e-9)  # 6.1x
+    assert e["degraded"] is True and e["beyond_baseline"] is False
+
+    f = rows["PhysicalDisk(2 F:)"]
+    # below the lightest load's IOPS the baseline's latency is that load's: 0.02 / 0.013153 = 1.52x, not degraded
+    assert f["baseline_latency_at_p95_iops_ms"] == pytest.approx(FIO_QD1[1], rel=1e-9)
+    assert f["latency_ratio"] == pytest.approx(0.02 / FIO_QD1[1], rel=1e-9)
+    assert f["headroom"] == pytest.approx(FIO_QD32_IOPS / 60_000.0, rel=1e-9)
+    assert f["degraded"] is False
+
+
+def test_each_interval_is_placed_and_flagged(placed):
+    con = duckdb.connect(str(placed), read_only=True)
+    try:
+        rows = con.execute(
+            "SELECT device, interval_index, iops, since_boot, is_total_instance, baseline_latency_at_iops_ms, "
+            "beyond_baseline, headroom, degraded, outstanding_io, outstanding_io_source "
+            "FROM mart_production_vs_baseline"
+        ).fetchall()
+        n_intervals = con.execute("SELECT count(*) FROM fct_observed_intervals").fetchall()[0][0]
+    finally:
+        con.close()
+    assert len(rows) == n_intervals == 64  # every interval had I/O and a baseline
+    by_key = {(r[0], r[1]): r for r in rows}
+    # E: interval 19, 135,000 IOPS at 0.29 ms: the same figures as the device's p95
+    e19 = by_key[("PhysicalDisk(1 E:)", 19)]
+    (x0, y0), (x1, y1) = FIO_QD4, FIO_QD8
+    assert e19[5] == pytest.approx(y0 + (135_000.0 - x0) / (x1 - x0) * (y1 - y0), rel=1e-9)
+    assert e19[7] == pytest.approx(FIO_QD32_IOPS / 135_000.0) and e19[8] is True
+    # Little's law where Perfmon logged no queue: 135,000 IOPS x 0.29 ms = 39.15 outstanding
+    assert e19[9] == pytest.approx(39.15) and e19[10] == "littles_law"
+    # the since_boot average (500,000 IOPS) is placed, flagged, and beyond anything the benchmark reached
+    boot = by_key[("PhysicalDisk(1 E:)", 21)]
+    assert boot[3] is True and boot[6] is True and boot[5] is None and boot[8] is None
+    assert all(r[4] for r in rows if r[0] == "PhysicalDisk(_Total)")
+
+
+def test_a_stricter_factor_is_a_dbt_var(placed, tmp_path):
+    """degradation_factor is declared once (dbt_project.yml); F's 1.52x is degraded at a factor of 1.5."""
+    import shutil
+
+    db = tmp_path / "w.duckdb"
+    shutil.copy(placed, db)
+    run = run_dbt(db, ["run", "--select", "mart_headroom", "--full-refresh", "--vars", "{degradation_factor: 1.5}"])
+    assert not run.failures
+    rows = headroom_rows(db)
+    assert rows["PhysicalDisk(2 F:)"]["degraded"] is True and rows["PhysicalDisk(2 F:)"]["degradation_factor"] == 1.5
+
+
+def test_the_headroom_sentence_says_the_issues_example():
+    row = {
+        "series_id": "s",
+        "iops_p95": 1240.0,
+        "latency_avg_ms_p95": 7.8,
+        "baseline_saturated": True,
+        "headroom": 4.1,
+        "beyond_baseline": False,
+        "latency_ratio": 3.2,
+        "degraded": True,
+        "degradation_factor": 2.0,
+    }
+    assert w.headroom_sentence(row) == (
+        "p95 load is 1,240 IOPS at 7.8 ms: 4.1× below saturation; latency at that load is 3.2× the baseline's — "
+        "the disk is slower than when it was benchmarked"
+    )
+    calm = {**row, "latency_ratio": 1.3, "degraded": False}
+    assert w.headroom_sentence(calm).endswith(
+        "latency at that load is 1.3× the baseline's, within the 2× that would mean it degraded"
+    )
+    unsaturated = {
+        **row,
+        "baseline_saturated": False,
+        "headroom": None,
+        "headroom_at_least": 8.0,
+        "baseline_max_iops": 9920.0,
+    }
+    assert "at least 8× below saturation (the benchmark did not saturate up to 9,920 IOPS)" in w.headroom_sentence(
+        unsaturated
+    )
+    assert w.headroom_sentence({**row, "series_id": None}).startswith(
+        "p95 load is 1,240 IOPS at 7.8 ms; no benchmark of this disk"
+    )
+
+
+def test_kneepoint_headroom_prints_one_sentence_per_device_and_json(placed, capsys):
+    assert main(["headroom", "--db", str(placed)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "P95 load is 135,000 IOPS at 0.29 ms: 1.3× below saturation; latency at that load is 6.1× the baseline's"
+        in " ".join(out.split())
+    )
+    assert "the disk is slower than when it was benchmarked" in " ".join(out.split())
+    assert "P95 load is 60,000 IOPS at 0.02 ms: 3× below saturation; latency at that load is 1.5× the baseline's" in (
+        " ".join(out.split())
+    )
+    assert main(["headroom", "--db", str(placed), "--disk", "vda", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["device"] for r in rows] == ["PhysicalDisk(1 E:)", "PhysicalDisk(2 F:)"]
+    assert rows[0]["degraded"] is True and rows[0]["sentence"].startswith("p95 load is 135,000 IOPS")
+    assert main(["headroom", "--db", str(placed), "--disk", "other disk"]) == 1
+    assert "disks with observed load: vda @ vm" in capsys.readouterr().err
