@@ -140,6 +140,19 @@ def fmt_block_size(block_size_bytes: int) -> str:
     return f"{block_size_bytes} B"
 
 
+def fmt_io_size(size_bytes: float | None) -> str:
+    """An observed size per I/O (an average, rarely a whole block): '8 KiB' where it is one, else '10.4 KiB',
+    '1.5 MiB', '512 B'."""
+    if size_bytes is None:
+        return DASH
+    whole = round(size_bytes)  # an average within half a byte of a block is that block
+    if whole < 1 << 10 or not fmt_block_size(whole).endswith(" B"):
+        return fmt_block_size(whole)
+    if size_bytes >= 1 << 20:
+        return f"{plain(size_bytes / (1 << 20))} MiB"
+    return f"{plain(size_bytes / (1 << 10))} KiB"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 load', '10 loads', '1 run', '2 statements'."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
@@ -344,7 +357,7 @@ def baseline_text(row: Mapping[str, Any]) -> str:
     observed = ", ".join(
         part
         for part in (
-            f"{fmt_block_size(round(block))} per I/O" if block else "",
+            f"{fmt_io_size(block)} per I/O" if block else "",
             f"{mix:.0f}% reads" if mix is not None else "",
         )
         if part
@@ -388,7 +401,10 @@ def cpu_sentence(cpu_to_elapsed: float | None) -> str:
 
 
 def capital(text: str) -> str:
-    """The first letter capitalized, the rest as it is ('the fitted USL model' -> 'The fitted USL model')."""
+    """The first letter capitalized, the rest as it is ('the fitted USL model' -> 'The fitted USL model'); a
+    percentile's name stays as it is written everywhere ('p95 load is ...', never 'P95')."""
+    if re.match(r"p\d", text):
+        return text
     return text[:1].upper() + text[1:]
 
 
