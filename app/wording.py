@@ -348,6 +348,22 @@ def headroom_sentence(row: Mapping[str, Any]) -> str:
     return f"{load}: {where}; {said}"
 
 
+def device_label(row: Mapping[str, Any]) -> str:
+    """An observed device with the computer that logged it: 'SQL01 · PhysicalDisk(1 E:)', 'vda' without one."""
+    host = (row.get("host") or "").strip()
+    return f"{host} · {row['device']}" if host else str(row["device"])
+
+
+def observed_span(row: Mapping[str, Any]) -> str:
+    """A mart_headroom row's intervals in words: '288 intervals, 2026-11-23 00:00 to 23:55'."""
+    first, last = row.get("first_interval_start"), row.get("last_interval_start")
+    counted = plural(row.get("intervals") or 0, "interval")
+    if first is None or last is None:
+        return counted
+    end = f"{last:%H:%M}" if last.date() == first.date() else f"{last:%Y-%m-%d %H:%M}"
+    return f"{counted}, {first:%Y-%m-%d %H:%M} to {end}"
+
+
 def baseline_text(row: Mapping[str, Any]) -> str:
     """Which benchmark an observed load was placed on: 'random read 4 KiB (the nearest to 4 KiB, 100% read)'."""
     if row.get("series_id") is None:

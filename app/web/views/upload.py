@@ -70,6 +70,13 @@ def _show_result(result: dict) -> None:
                 icon=":material/show_chart:",
                 query_params={"disk": result["key"]},
             )
+        if result.get("production"):
+            st.page_link(
+                "views/production.py",
+                label=f"See the production load of {key} against its benchmark",
+                icon=":material/monitor_heart:",
+                query_params={"disk": result["key"]},
+            )
         if result["statistics"]:
             st.page_link(
                 "views/sql.py",
@@ -284,7 +291,10 @@ if clicked:
         st.session_state["upload_result"] = {
             "key": queries.disk_key(disk, host),
             "benchmarks": any(p.benchmark_records for p in readable if p.name in stored_names),
-            "statistics": any(p.records > p.benchmark_records for p in readable if p.name in stored_names),
+            "statistics": any(
+                p.records > p.benchmark_records + p.observed_records for p in readable if p.name in stored_names
+            ),
+            "production": any(p.observed_records for p in readable if p.name in stored_names),
             "added": [(o.name, o.runs) for o in outcome.added],
             "duplicates": [(o.name, o.file_id) for o in outcome.duplicates],
             "errors": [o.reason or o.name for o in outcome.errors],
