@@ -960,6 +960,7 @@ def percentile_figure(dist: pl.DataFrame, colors: Mapping[str, str] | None = Non
 DEVICE_PALETTE = ["#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
 # Marker shapes of the p50 / p95 / p99 of a device's load (the diamond stays the saturation point's).
 PERCENTILE_SYMBOLS = {"p50": "circle", "p95": "square", "p99": "triangle-up"}
+PERCENTILE_TEXT = {"p50": "bottom left", "p95": "top center", "p99": "bottom right"}
 WEBGL_POINTS = 5000  # a cloud larger than this is drawn with WebGL (a week of 15 s samples is 40,000 points)
 
 
@@ -1040,15 +1041,17 @@ def production_curve_figure(
         ]
         if marks:
             xs += [m[1] for m in marks]
-            ys += [m[2] for m in marks]
+            # room around the marks for their labels, inside the axes
+            ys += [m[2] for m in marks] + [max(m[2] for m in marks) * 1.6, min(m[2] for m in marks) / 1.6]
             fig.add_trace(
                 go.Scatter(
                     x=[m[1] for m in marks],
                     y=[m[2] for m in marks],
                     mode="markers+text",
                     text=[m[0] for m in marks],
-                    textposition="middle right",
-                    textfont={"size": 11, "color": color},
+                    # p95 and p99 of a steady load sit close together: their labels on opposite sides
+                    textposition=[PERCENTILE_TEXT[m[0]] for m in marks],
+                    textfont={"size": 12, "color": "black"},
                     name=esc(f"{label}: p50 / p95 / p99"),
                     legendgroup=esc(label),
                     marker={
@@ -1067,6 +1070,7 @@ def production_curve_figure(
                 )
             )
         notes += _note_lines(color, f"{label}: {w.headroom_sentence(r)}")
+    _lightest_load_lines(fig, points, colors, min(xs, default=None))
     log_x = wants_log(xs)
     x_axis = value_axis("IOPS", xs, log=log_x)
     if not log_x:
@@ -1078,6 +1082,39 @@ def production_curve_figure(
         value_axis(METRICS["latency_avg"][1], ys, log=wants_log(ys)),
         notes=notes,
     )
+
+
+def _lightest_load_lines(
+    fig: go.Figure, points: pl.DataFrame, colors: Mapping[str, str], lowest_iops: float | None
+) -> None:
+    """Where production runs below the benchmark's lightest load, the baseline's latency there is that load's (the
+    rule of mart_production_vs_baseline): drawn as a dotted line to the left of the curve's first point, so the
+    cloud has something to be compared with."""
+    if lowest_iops is None or points.is_empty():
+        return
+    for disk_key, color in colors.items():
+        kept = points.filter((pl.col("disk_key") == disk_key) & pl.col("best_at_load")).drop_nulls("latency_avg_ms")
+        if kept.is_empty():
+            continue
+        first = kept.sort("outstanding_io").row(0, named=True)
+        if lowest_iops >= first["iops"]:
+            continue
+        text = (
+            f"below its lightest load ({w.fmt_load(first['outstanding_io'])} outstanding), the baseline's latency is "
+            f"that load's: {w.fmt_ms(first['latency_avg_ms'])} ms"
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[lowest_iops, first["iops"]],
+                y=[first["latency_avg_ms"], first["latency_avg_ms"]],
+                mode="lines",
+                name=esc(f"{disk_key}: {text}"),
+                legendgroup=esc(disk_key),
+                showlegend=False,
+                line={"color": color, "width": 1.5, "dash": "dot"},
+                hovertemplate=f"<b>{esc(disk_key)}</b><br>{esc(text)}<extra></extra>",
+            )
+        )
 
 
 def _saturation_line(r: Mapping[str, Any]) -> tuple[float, str] | None:
@@ -1155,12 +1192,17 @@ def production_time_figure(
     if x_values:
         ends = [min(x_values), max(x_values)]
         for k, (value, text) in enumerate(sorted(lines)):
-            iops_values.append(value)
+            iops_values += [value * 1.6, value / 1.6]  # room for its label above or below
             fig.add_trace(
                 go.Scatter(
                     x=ends,
                     y=[value, value],
-                    mode="lines",
+                    mode="lines+text",
+                    # said on the line itself, at its right end, as well as in the legend
+                    text=["", esc(text)],
+                    # two baselines' lines lie close on a log axis: one label above its line, the next below
+                    textposition="top left" if k % 2 == 0 else "bottom left",
+                    textfont={"size": 11, "color": disk_color},
                     name=esc(text),
                     line={"color": disk_color, "width": 2, "dash": ("dash", "dot", "dashdot")[k % 3]},
                     hovertemplate=f"{esc(text)}<extra></extra>",

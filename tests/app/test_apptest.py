@@ -359,6 +359,8 @@ def test_upload_of_a_counter_log_links_to_the_production_page(warehouse):
     at.text_input(key="upload_host").set_value("synthetic-sql01").run()
     at.button[0].click().run()
     assert not at.exception
+    # its 288 samples of one disk are observed intervals, not benchmark runs
+    assert any(f"Added 288 observed intervals for disk **{STRIPE_DISK.split(' @ ')[0]}" in x.value for x in at.success)
     links = [link.proto for link in at.get("page_link")]
     # a counter log is production load: no link to the SQL workloads page, whose statistics it is not
     assert [link.label.replace("\\", "") for link in links] == [
