@@ -1200,8 +1200,8 @@ def production_time_figure(
                     mode="lines+text",
                     # said on the line itself, at its right end, as well as in the legend
                     text=["", esc(text)],
-                    # two baselines' lines lie close on a log axis: one label above its line, the next below
-                    textposition="top left" if k % 2 == 0 else "bottom left",
+                    # two baselines' lines lie close on a log axis: the highest's label above it, the next's below
+                    textposition="top left" if (len(lines) - 1 - k) % 2 == 0 else "bottom left",
                     textfont={"size": 11, "color": disk_color},
                     name=esc(text),
                     line={"color": disk_color, "width": 2, "dash": ("dash", "dot", "dashdot")[k % 3]},
@@ -1221,6 +1221,5 @@ def production_time_figure(
     fig.update_layout(
         xaxis2={"title": x_title},
         yaxis2=value_axis(METRICS["latency_avg"][1], latency_values, log=wants_log(latency_values)),
-        legend={"y": -0.12},
     )
     return fig
