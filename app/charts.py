@@ -432,8 +432,24 @@ def latency_vs_iops_figure(
     sat_rows = _saturation_rows(saturation)
     values = points[column].drop_nulls().to_list() if column in points.columns else []
     log = wants_log(values) if log_y is None else log_y
-    symbols = tool_symbols(sorted(set(points["tool"].to_list()))) if not points.is_empty() else {}
     fig = go.Figure()
+    shown = _hockey_traces(fig, points, sat_rows, latency, colors)
+    iops = points["iops"].drop_nulls().to_list() if not points.is_empty() else []
+    return _layout(
+        fig,
+        f"{axis_title} vs IOPS (labels: outstanding I/O)",
+        value_axis("IOPS", iops) | {"range": [0, max(iops, default=1) * 1.15]},
+        value_axis(axis_title, values, log),
+        notes=_saturation_notes(sat_rows, colors, shown),
+    )
+
+
+def _hockey_traces(
+    fig: go.Figure, points: pl.DataFrame, sat_rows: Mapping[str, dict], latency: str, colors: Mapping[str, str]
+) -> list[str]:
+    """The hockey stick's lines and saturation diamonds on `fig`; returns the disks drawn."""
+    column, _, _ = METRICS[latency]
+    symbols = tool_symbols(sorted(set(points["tool"].to_list()))) if not points.is_empty() else {}
     shown: list[str] = []
     for disk_key, color in colors.items():
         df = points.filter((pl.col("disk_key") == disk_key) & pl.col("best_for_tool")).drop_nulls(column)
@@ -468,14 +484,7 @@ def latency_vs_iops_figure(
                 fig, row["iops_at_saturation"], row[sat_column], color, disk_key, w.saturation_sentence(row), False
             )
     _saturation_legend(fig)
-    iops = points["iops"].drop_nulls().to_list() if not points.is_empty() else []
-    return _layout(
-        fig,
-        f"{axis_title} vs IOPS (labels: outstanding I/O)",
-        value_axis("IOPS", iops) | {"range": [0, max(iops, default=1) * 1.15]},
-        value_axis(axis_title, values, log),
-        notes=_saturation_notes(sat_rows, colors, shown),
-    )
+    return shown
 
 
 # -- per thread count -------------------------------------------------------------------------------------------
@@ -943,3 +952,274 @@ def percentile_figure(dist: pl.DataFrame, colors: Mapping[str, str] | None = Non
         },
         value_axis("Latency (ms)", dist["latency_ms"].to_list() if not dist.is_empty() else [], log=True),
     )
+
+
+# -- production against the baseline ----------------------------------------------------------------------------
+
+# Observed devices' colours: apart from the disk's own (its baseline curve keeps the colour it has on every page).
+DEVICE_PALETTE = ["#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c2", "#bcbd22", "#7f7f7f"]
+# Marker shapes of the p50 / p95 / p99 of a device's load (the diamond stays the saturation point's).
+PERCENTILE_SYMBOLS = {"p50": "circle", "p95": "square", "p99": "triangle-up"}
+PERCENTILE_TEXT = {"p50": "bottom left", "p95": "top center", "p99": "bottom right"}
+WEBGL_POINTS = 5000  # a cloud larger than this is drawn with WebGL (a week of 15 s samples is 40,000 points)
+
+
+def device_colors(headroom: pl.DataFrame, disk_color: str | None = None) -> dict[str, str]:
+    """One colour per observed device (wording.device_label) of a disk's mart_headroom rows, never its disk's."""
+    free = [c for c in DEVICE_PALETTE if c != disk_color]
+    labels = list(dict.fromkeys(w.device_label(r) for r in headroom.iter_rows(named=True)))
+    return {label: free[i % len(free)] for i, label in enumerate(labels)}
+
+
+def _when(r: Mapping[str, Any]) -> str:
+    start = r.get("interval_start")
+    return f"{start:%Y-%m-%d %H:%M:%S}" if start is not None else f"interval {r['interval_index'] + 1}"
+
+
+def _interval_hover(df: pl.DataFrame, label: str) -> list[str]:
+    """An observed interval: which device, when, its load and latency, the file line it came from."""
+    return [
+        f"<b>{esc(label)}</b><br>{_when(r)}: {w.fmt_iops(r['iops'])} IOPS at {w.fmt_ms(r['latency_avg_ms'])} ms mean"
+        f"<br>{esc(r['file_name'])}" + (f", line {r['source_line']}" if r.get("source_line") is not None else "")
+        for r in df.iter_rows(named=True)
+    ]
+
+
+def _device_intervals(intervals: pl.DataFrame, r: Mapping[str, Any]) -> pl.DataFrame:
+    return intervals.filter(
+        (pl.col("disk_key") == r["disk_key"]) & (pl.col("host") == r["host"]) & (pl.col("device") == r["device"])
+    )
+
+
+def production_curve_figure(
+    points: pl.DataFrame,
+    saturation: pl.DataFrame | None,
+    intervals: pl.DataFrame,
+    headroom: pl.DataFrame,
+    colors: Mapping[str, str] | None = None,
+    devices: Mapping[str, str] | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """The baseline's hockey stick (mean latency against IOPS through the run kept at each load, the saturation
+    point as a diamond) with each device's observed intervals as a cloud of points and the p50 / p95 / p99 of its
+    load marked: IOPS and latency percentiles taken apart, as mart_headroom takes them. `headroom`: the devices
+    placed on this series (queries.headroom rows); `intervals`: queries.observed_intervals; `devices`: their
+    colours (device_colors). Axes on a log scale where the values span more than 10×: production often runs far
+    below the benchmark's loads."""
+    colors = _colors(points, colors)
+    sat_rows = _saturation_rows(saturation)
+    devices = dict(devices or {})
+    fig = go.Figure()
+    shown = _hockey_traces(fig, points, sat_rows, "latency_avg", colors)
+    xs = points["iops"].drop_nulls().to_list() if not points.is_empty() else []
+    ys = points["latency_avg_ms"].drop_nulls().to_list() if not points.is_empty() else []
+    notes = _saturation_notes(sat_rows, colors, shown)
+    for i, r in enumerate(headroom.iter_rows(named=True)):
+        label = w.device_label(r)
+        color = devices.get(label, DEVICE_PALETTE[i % len(DEVICE_PALETTE)])
+        # an interval without I/O or without a latency has no place on a latency-vs-IOPS chart
+        cloud = _device_intervals(intervals, r).filter(pl.col("iops") > 0).drop_nulls("latency_avg_ms")
+        xs += cloud["iops"].to_list()
+        ys += cloud["latency_avg_ms"].to_list()
+        scatter = go.Scattergl if cloud.height > WEBGL_POINTS else go.Scatter
+        fig.add_trace(
+            scatter(
+                x=cloud["iops"].to_list(),
+                y=cloud["latency_avg_ms"].to_list(),
+                mode="markers",
+                name=esc(f"{label}: {w.plural(cloud.height, 'observed interval')}"),
+                legendgroup=esc(label),
+                marker={"color": color, "size": 6, "opacity": 0.45},
+                hovertext=_interval_hover(cloud, label),
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
+        marks = [
+            (p, r[f"iops_{p}"], r[f"latency_avg_ms_{p}"])
+            for p in PERCENTILE_SYMBOLS
+            if r.get(f"iops_{p}") and r.get(f"latency_avg_ms_{p}") is not None
+        ]
+        if marks:
+            xs += [m[1] for m in marks]
+            # room around the marks for their labels, inside the axes
+            ys += [m[2] for m in marks] + [max(m[2] for m in marks) * 1.6, min(m[2] for m in marks) / 1.6]
+            fig.add_trace(
+                go.Scatter(
+                    x=[m[1] for m in marks],
+                    y=[m[2] for m in marks],
+                    mode="markers+text",
+                    text=[m[0] for m in marks],
+                    # p95 and p99 of a steady load sit close together: their labels on opposite sides
+                    textposition=[PERCENTILE_TEXT[m[0]] for m in marks],
+                    textfont={"size": 12, "color": "black"},
+                    name=esc(f"{label}: p50 / p95 / p99"),
+                    legendgroup=esc(label),
+                    marker={
+                        "symbol": [PERCENTILE_SYMBOLS[m[0]] for m in marks],
+                        "size": 12,
+                        "color": color,
+                        "line": {"color": "black", "width": 1.5},
+                    },
+                    cliponaxis=False,
+                    hovertext=[
+                        f"<b>{esc(label)}</b><br>{p} of the intervals' IOPS: {w.fmt_iops(x)}<br>"
+                        f"{p} of their mean latency: {w.fmt_ms(y)} ms"
+                        for p, x, y in marks
+                    ],
+                    hovertemplate="%{hovertext}<extra></extra>",
+                )
+            )
+        notes += _note_lines(color, f"{label}: {w.headroom_sentence(r)}")
+    _lightest_load_lines(fig, points, colors, min(xs, default=None))
+    log_x = wants_log(xs)
+    x_axis = value_axis("IOPS", xs, log=log_x)
+    if not log_x:
+        x_axis["range"] = [0, max(xs, default=1) * 1.15]
+    return _layout(
+        fig,
+        title or "Observed load on the benchmark curve: mean latency vs IOPS",
+        x_axis,
+        value_axis(METRICS["latency_avg"][1], ys, log=wants_log(ys)),
+        notes=notes,
+    )
+
+
+def _lightest_load_lines(
+    fig: go.Figure, points: pl.DataFrame, colors: Mapping[str, str], lowest_iops: float | None
+) -> None:
+    """Where production runs below the benchmark's lightest load, the baseline's latency there is that load's (the
+    rule of mart_production_vs_baseline): drawn as a dotted line to the left of the curve's first point, so the
+    cloud has something to be compared with."""
+    if lowest_iops is None or points.is_empty():
+        return
+    for disk_key, color in colors.items():
+        kept = points.filter((pl.col("disk_key") == disk_key) & pl.col("best_at_load")).drop_nulls("latency_avg_ms")
+        if kept.is_empty():
+            continue
+        first = kept.sort("outstanding_io").row(0, named=True)
+        if lowest_iops >= first["iops"]:
+            continue
+        text = (
+            f"below its lightest load ({w.fmt_load(first['outstanding_io'])} outstanding), the baseline's latency is "
+            f"that load's: {w.fmt_ms(first['latency_avg_ms'])} ms"
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[lowest_iops, first["iops"]],
+                y=[first["latency_avg_ms"], first["latency_avg_ms"]],
+                mode="lines",
+                name=esc(f"{disk_key}: {text}"),
+                legendgroup=esc(disk_key),
+                showlegend=False,
+                line={"color": color, "width": 1.5, "dash": "dot"},
+                hovertemplate=f"<b>{esc(disk_key)}</b><br>{esc(text)}<extra></extra>",
+            )
+        )
+
+
+def _saturation_line(r: Mapping[str, Any]) -> tuple[float, str] | None:
+    """The baseline's ceiling to draw over a time chart: its saturation IOPS, or where it did not saturate the
+    most IOPS it measured (said so)."""
+    if r.get("series_id") is None:
+        return None
+    workload = w.workload_title(
+        r["baseline_pattern"],
+        r.get("baseline_operation") or ("read" if r["baseline_read_pct"] == 100 else "mixed"),
+        r["baseline_read_pct"],
+        r["baseline_block_size_bytes"],
+        r["baseline_direction"],
+    )
+    if r.get("baseline_saturated") and r.get("baseline_saturation_iops") is not None:
+        return r["baseline_saturation_iops"], (
+            f"saturation of the baseline ({workload}): {w.fmt_iops(r['baseline_saturation_iops'])} IOPS"
+        )
+    if r.get("baseline_max_iops") is not None:
+        return r["baseline_max_iops"], (
+            f"the baseline's best ({workload}, not saturated): {w.fmt_iops(r['baseline_max_iops'])} IOPS"
+        )
+    return None
+
+
+def production_time_figure(
+    intervals: pl.DataFrame,
+    headroom: pl.DataFrame,
+    disk_color: str | None = None,
+    devices: Mapping[str, str] | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """Observed IOPS (top) and mean latency (bottom) of each device over time, the baseline's saturation IOPS as a
+    dashed line in the disk's colour (the best it measured where it did not saturate). The x axis is the tools'
+    clock; a log without timestamps is drawn by interval."""
+    from plotly.subplots import make_subplots
+
+    devices = dict(devices or {})
+    disk_color = disk_color or PALETTE[0]
+    timed = not intervals.is_empty() and intervals["interval_start"].null_count() == 0
+    x_column = "interval_start" if timed else "interval_index"
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1)
+    iops_values: list[float] = []
+    latency_values: list[float] = []
+    x_values: list[Any] = []
+    for i, r in enumerate(headroom.iter_rows(named=True)):
+        label = w.device_label(r)
+        color = devices.get(label, DEVICE_PALETTE[i % len(DEVICE_PALETTE)])
+        df = _device_intervals(intervals, r).sort(x_column)
+        if df.is_empty():
+            continue
+        x = df[x_column].to_list()
+        x_values += x
+        iops_values += df["iops"].drop_nulls().to_list()
+        latency_values += df["latency_avg_ms"].drop_nulls().to_list()
+        scatter = go.Scattergl if df.height > WEBGL_POINTS else go.Scatter
+        hover = _interval_hover(df, label)
+        for row, column in ((1, "iops"), (2, "latency_avg_ms")):
+            fig.add_trace(
+                scatter(
+                    x=x,
+                    y=df[column].to_list(),
+                    mode="lines",
+                    name=esc(label),
+                    legendgroup=esc(label),
+                    showlegend=row == 1,
+                    line={"color": color, "width": 1.5},
+                    hovertext=hover,
+                    hovertemplate="%{hovertext}<extra></extra>",
+                ),
+                row=row,
+                col=1,
+            )
+    lines = {line for r in headroom.iter_rows(named=True) if (line := _saturation_line(r)) is not None}
+    if x_values:
+        ends = [min(x_values), max(x_values)]
+        for k, (value, text) in enumerate(sorted(lines)):
+            iops_values += [value * 1.6, value / 1.6]  # room for its label above or below
+            fig.add_trace(
+                go.Scatter(
+                    x=ends,
+                    y=[value, value],
+                    mode="lines+text",
+                    # said on the line itself, at its right end, as well as in the legend
+                    text=["", esc(text)],
+                    # two baselines' lines lie close on a log axis: the highest's label above it, the next's below
+                    textposition="top left" if (len(lines) - 1 - k) % 2 == 0 else "bottom left",
+                    textfont={"size": 11, "color": disk_color},
+                    name=esc(text),
+                    line={"color": disk_color, "width": 2, "dash": ("dash", "dot", "dashdot")[k % 3]},
+                    hovertemplate=f"{esc(text)}<extra></extra>",
+                ),
+                row=1,
+                col=1,
+            )
+    x_title = "Time (the logging tool's clock)" if timed else "Interval in the log (no timestamps logged)"
+    fig = _layout(
+        fig,
+        title or "Observed IOPS and latency over time, against the baseline's saturation",
+        {"title": ""},
+        value_axis("IOPS", iops_values, log=wants_log(iops_values)),
+        height=560,
+    )
+    fig.update_layout(
+        xaxis2={"title": x_title},
+        yaxis2=value_axis(METRICS["latency_avg"][1], latency_values, log=wants_log(latency_values)),
+    )
+    return fig

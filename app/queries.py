@@ -359,6 +359,68 @@ def latency_percentiles(
     )
 
 
+# -- production against the baseline ----------------------------------------------------------------------------
+
+
+def observed_disks(db: Location | None = None) -> list[str]:
+    """Disks with observed production load (Perfmon, iostat, SQL Server file statistics) in mart_headroom."""
+    if "mart_headroom" not in tables(db):
+        return []
+    return query("SELECT DISTINCT disk_key FROM mart_headroom ORDER BY disk_key", db=db)["disk_key"].to_list()
+
+
+def headroom(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    """mart_headroom of the chosen disks, one row per host and device: the busy-hour percentiles, the baseline
+    series they were placed on (with its operation, for its name) and headroom / degradation."""
+    if "mart_headroom" not in tables(db):
+        return pl.DataFrame()
+    keys = list(disk_keys)
+    return query(
+        f"""
+        SELECT h.*, s.operation AS baseline_operation
+        FROM mart_headroom h
+        LEFT JOIN mart_saturation_points s ON s.series_id = h.series_id
+        WHERE {_in("h.disk_key", keys)}
+        ORDER BY h.disk_key, h.host, h.device
+        """,
+        keys,
+        db=db,
+    )
+
+
+def observed_intervals(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    """The observed intervals of the chosen disks that are samples of the load (the since-boot averages and
+    Perfmon's _Total instance left out, as mart_headroom's percentiles leave them), in time order per device, with
+    their place on the baseline where they had I/O (mart_production_vs_baseline)."""
+    if "fct_observed_intervals" not in tables(db):
+        return pl.DataFrame()
+    keys = list(disk_keys)
+    return query(
+        f"""
+        SELECT o.disk_key, o.host, o.device, o.device_kind, o.tool, o.interval_start, o.interval_start_text,
+               o.interval_index, o.interval_s, o.iops, o.throughput_bytes_per_s, o.bytes_per_io, o.read_pct,
+               o.latency_avg_ms, o.outstanding_io, o.file_name, o.source_line,
+               p.series_id, p.baseline_latency_at_iops_ms, p.latency_ratio, p.degraded
+        FROM fct_observed_intervals o
+        LEFT JOIN mart_production_vs_baseline p ON p.observed_interval_id = o.observed_interval_id
+        WHERE {_in("o.disk_key", keys)} AND NOT o.since_boot AND NOT o.is_total_instance
+        ORDER BY o.disk_key, o.host, o.device, o.interval_start, o.file_name, o.interval_index
+        """,
+        keys,
+        db=db,
+    )
+
+
+def baseline_series(headroom_rows: pl.DataFrame) -> list[Series]:
+    """The benchmark series the devices of `headroom_rows` (queries.headroom) were placed on, each once, in the
+    rows' order: the curves the page and the report draw them on."""
+    if headroom_rows.is_empty():
+        return []
+    columns = ("baseline_pattern", "baseline_operation", "baseline_read_pct", "baseline_block_size_bytes")
+    rows = headroom_rows.drop_nulls("series_id").select(*columns, "baseline_direction").rows()
+    return list(dict.fromkeys(Series(p, o, float(r), int(b), d) for p, o, r, b, d in rows))
+
+
 # -- checks -----------------------------------------------------------------------------------------------------
 
 

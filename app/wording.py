@@ -140,6 +140,19 @@ def fmt_block_size(block_size_bytes: int) -> str:
     return f"{block_size_bytes} B"
 
 
+def fmt_io_size(size_bytes: float | None) -> str:
+    """An observed size per I/O (an average, rarely a whole block): '8 KiB' where it is one, else '10.4 KiB',
+    '1.5 MiB', '512 B'."""
+    if size_bytes is None:
+        return DASH
+    whole = round(size_bytes)  # an average within half a byte of a block is that block
+    if whole < 1 << 10 or not fmt_block_size(whole).endswith(" B"):
+        return fmt_block_size(whole)
+    if size_bytes >= 1 << 20:
+        return f"{plain(size_bytes / (1 << 20))} MiB"
+    return f"{plain(size_bytes / (1 << 10))} KiB"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 load', '10 loads', '1 run', '2 statements'."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
@@ -335,6 +348,22 @@ def headroom_sentence(row: Mapping[str, Any]) -> str:
     return f"{load}: {where}; {said}"
 
 
+def device_label(row: Mapping[str, Any]) -> str:
+    """An observed device with the computer that logged it: 'SQL01 · PhysicalDisk(1 E:)', 'vda' without one."""
+    host = (row.get("host") or "").strip()
+    return f"{host} · {row['device']}" if host else str(row["device"])
+
+
+def observed_span(row: Mapping[str, Any]) -> str:
+    """A mart_headroom row's intervals in words: '288 intervals, 2026-11-23 00:00 to 23:55'."""
+    first, last = row.get("first_interval_start"), row.get("last_interval_start")
+    counted = plural(row.get("intervals") or 0, "interval")
+    if first is None or last is None:
+        return counted
+    end = f"{last:%H:%M}" if last.date() == first.date() else f"{last:%Y-%m-%d %H:%M}"
+    return f"{counted}, {first:%Y-%m-%d %H:%M} to {end}"
+
+
 def baseline_text(row: Mapping[str, Any]) -> str:
     """Which benchmark an observed load was placed on: 'random read 4 KiB (the nearest to 4 KiB, 100% read)'."""
     if row.get("series_id") is None:
@@ -344,7 +373,7 @@ def baseline_text(row: Mapping[str, Any]) -> str:
     observed = ", ".join(
         part
         for part in (
-            f"{fmt_block_size(round(block))} per I/O" if block else "",
+            f"{fmt_io_size(block)} per I/O" if block else "",
             f"{mix:.0f}% reads" if mix is not None else "",
         )
         if part
@@ -388,7 +417,10 @@ def cpu_sentence(cpu_to_elapsed: float | None) -> str:
 
 
 def capital(text: str) -> str:
-    """The first letter capitalized, the rest as it is ('the fitted USL model' -> 'The fitted USL model')."""
+    """The first letter capitalized, the rest as it is ('the fitted USL model' -> 'The fitted USL model'); a
+    percentile's name stays as it is written everywhere ('p95 load is ...', never 'P95')."""
+    if re.match(r"p\d", text):
+        return text
     return text[:1].upper() + text[1:]
 
 

@@ -239,3 +239,170 @@ def test_wording():
     assert w.statement_status({"execution_elapsed_ms": None}) == "not timed"
     assert w.statement_status({"failed": True, "error_number": 207, "execution_elapsed_ms": 0}) == "failed (Msg 207)"
     assert w.esc(LINK) == '&lt;a href="http://127.0.0.1:9/leak"&gt;x&lt;/a&gt;'
+
+
+# -- production against the baseline ----------------------------------------------------------------------------
+
+
+def _saturated(disk: str, load: int, iops: float, latency: float) -> pl.DataFrame:
+    return pl.DataFrame(
+        [
+            {
+                "disk_key": disk,
+                "saturated": True,
+                "saturation_outstanding_io": load,
+                "iops_at_saturation": iops,
+                "latency_avg_ms_at_saturation": latency,
+                "latency_p99_ms_at_saturation": None,
+                "min_outstanding_io": 1,
+                "max_outstanding_io": 64,
+                "usl_fitted": False,
+            }
+        ]
+    )
+
+
+def _headroom(host: str = "sql01", device: str = "PhysicalDisk(1 E:)", **extra) -> dict:
+    """A mart_headroom row as queries.headroom returns it."""
+    return {
+        "disk_key": "d",
+        "host": host,
+        "device": device,
+        "tool": "perfmon",
+        "intervals": 3,
+        "iops_p50": 200.0,
+        "iops_p95": 900.0,
+        "iops_p99": 950.0,
+        "latency_avg_ms_p50": 4.0,
+        "latency_avg_ms_p95": 6.0,
+        "latency_avg_ms_p99": 6.5,
+        "series_id": "s",
+        "baseline_pattern": "random",
+        "baseline_operation": "read",
+        "baseline_read_pct": 100.0,
+        "baseline_block_size_bytes": 4096,
+        "baseline_direction": "read",
+        "baseline_saturated": True,
+        "baseline_saturation_iops": 100_000.0,
+        "baseline_max_iops": 110_000.0,
+        "headroom": 111.0,
+        "headroom_at_least": None,
+        "beyond_baseline": False,
+        "latency_ratio": 3.0,
+        "degraded": True,
+        "degradation_factor": 2.0,
+        **extra,
+    }
+
+
+def _observed(host: str, device: str, iops: list[float], latency: list[float], timed: bool = True) -> pl.DataFrame:
+    """Intervals as queries.observed_intervals returns them, a minute apart."""
+    from datetime import datetime, timedelta
+
+    start = datetime(2026, 11, 23, 9, 0)
+    return pl.DataFrame(
+        [
+            {
+                "disk_key": "d",
+                "host": host,
+                "device": device,
+                "interval_start": start + timedelta(minutes=i) if timed else None,
+                "interval_index": i,
+                "iops": x,
+                "latency_avg_ms": y,
+                "file_name": "log.csv",
+                "source_line": i + 3,
+            }
+            for i, (x, y) in enumerate(zip(iops, latency, strict=True))
+        ],
+        schema_overrides={"interval_start": pl.Datetime("us")},
+    )
+
+
+def _baseline() -> pl.DataFrame:
+    return _points(
+        [
+            _run("d", "fio", 1, qd, iops, lat)
+            for qd, iops, lat in ((1, 20_000.0, 0.05), (4, 60_000.0, 0.07), (16, 100_000.0, 0.16), (64, 105_000.0, 0.6))
+        ]
+    )
+
+
+def test_production_curve_puts_the_cloud_and_its_percentiles_on_the_baseline():
+    intervals = _observed("sql01", "PhysicalDisk(1 E:)", [150.0, 220.0, 0.0, 940.0], [4.0, 4.5, None, 6.4])
+    fig = charts.production_curve_figure(
+        _baseline(), _saturated("d", 16, 100_000.0, 0.16), intervals, pl.DataFrame([_headroom()]), {"d": "#1f77b4"}
+    ).to_plotly_json()
+    by_name = {t["name"]: t for t in fig["data"]}
+    # an interval without I/O has no place on a latency-vs-IOPS chart
+    cloud = by_name["sql01 · PhysicalDisk(1 E:): 3 observed intervals"]
+    assert list(cloud["x"]) == [150.0, 220.0, 940.0] and cloud["marker"]["color"] == charts.DEVICE_PALETTE[0]
+    assert cloud["hovertext"][0] == (
+        "<b>sql01 · PhysicalDisk(1 E:)</b><br>2026-11-23 09:00:00: 150 IOPS at 4 ms mean<br>log.csv, line 3"
+    )
+    marks = by_name["sql01 · PhysicalDisk(1 E:): p50 / p95 / p99"]
+    assert list(marks["x"]) == [200.0, 900.0, 950.0] and list(marks["y"]) == [4.0, 6.0, 6.5]
+    assert list(marks["text"]) == ["p50", "p95", "p99"]
+    assert list(marks["marker"]["symbol"]) == ["circle", "square", "triangle-up"]
+    # the saturation point, and the baseline's latency below its lightest load (what the cloud is compared with)
+    assert list(by_name["saturation point"]["x"]) == [100_000.0]
+    lightest = next(t for t in fig["data"] if t.get("line", {}).get("dash") == "dot")
+    assert list(lightest["x"]) == [150.0, 20_000.0] and list(lightest["y"]) == [0.05, 0.05]
+    # production far below the benchmark's loads: both axes on a log scale, each with its unit
+    assert fig["layout"]["xaxis"]["type"] == "log" and fig["layout"]["xaxis"]["title"]["text"] == "IOPS, log"
+    assert fig["layout"]["yaxis"]["title"]["text"] == "Mean latency (ms), log"
+    notes = " ".join(a["text"] for a in fig["layout"]["annotations"])
+    assert (
+        "saturates at 16 outstanding: 100,000 IOPS" in notes
+        and "sql01 · PhysicalDisk(1 E:): p95 load is 900 IOPS" in notes
+    )
+
+
+def test_production_charts_show_labels_as_text():
+    host = LINK
+    fig = charts.production_curve_figure(
+        _baseline(),
+        _saturated("d", 16, 100_000.0, 0.16),
+        _observed(host, "sda", [150.0], [4.0]),
+        pl.DataFrame([_headroom(host=host, device="sda")]),
+    )
+    time = charts.production_time_figure(_observed(host, "sda", [150.0], [4.0]), pl.DataFrame([_headroom(host=host)]))
+    for figure in (fig, time):
+        assert LINK not in json.dumps(figure.to_plotly_json())
+
+
+def test_production_time_chart_draws_the_saturation_line_over_the_observed_load():
+    rows = pl.DataFrame([_headroom(), _headroom(device="PhysicalDisk(2 F:)")])
+    intervals = pl.concat(
+        [
+            _observed("sql01", "PhysicalDisk(1 E:)", [150.0, 900.0], [4.0, 6.0]),
+            _observed("sql01", "PhysicalDisk(2 F:)", [50.0, 60.0], [1.0, 1.2]),
+        ]
+    )
+    fig = charts.production_time_figure(intervals, rows, "#1f77b4", charts.device_colors(rows, "#1f77b4"))
+    data = fig.to_plotly_json()["data"]
+    # one line per device in each panel, its legend entry once; the baseline's line drawn once for both devices
+    assert [t["name"] for t in data if t.get("showlegend") is not False] == [
+        "sql01 · PhysicalDisk(1 E:)",
+        "sql01 · PhysicalDisk(2 F:)",
+        "saturation of the baseline (random read 4 KiB): 100,000 IOPS",
+    ]
+    line = data[-1]
+    assert list(line["y"]) == [100_000.0, 100_000.0] and line["line"]["color"] == "#1f77b4"
+    assert line["yaxis"] == "y" and data[1]["yaxis"] == "y2"  # the IOPS panel; the latency one below
+    layout = fig.to_plotly_json()["layout"]
+    assert layout["xaxis2"]["title"]["text"] == "Time (the logging tool's clock)"
+    assert layout["yaxis"]["title"]["text"] == "IOPS, log" and layout["yaxis2"]["title"]["text"] == "Mean latency (ms)"
+    # a baseline that did not saturate: its best, said so
+    unsaturated = rows.with_columns(pl.lit(False).alias("baseline_saturated"))
+    untimed = _observed("sql01", "PhysicalDisk(1 E:)", [150.0, 900.0], [4.0, 6.0], timed=False)
+    fig = charts.production_time_figure(untimed, unsaturated).to_plotly_json()
+    assert fig["data"][-1]["name"] == "the baseline's best (random read 4 KiB, not saturated): 110,000 IOPS"
+    assert fig["layout"]["xaxis2"]["title"]["text"] == "Interval in the log (no timestamps logged)"
+
+
+def test_device_colours_are_never_the_disks():
+    rows = pl.DataFrame([_headroom(device=f"sd{c}") for c in "abc"])
+    colors = charts.device_colors(rows, charts.DEVICE_PALETTE[0])
+    assert list(colors) == ["sql01 · sda", "sql01 · sdb", "sql01 · sdc"]
+    assert charts.DEVICE_PALETTE[0] not in colors.values() and len(set(colors.values())) == 3

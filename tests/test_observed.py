@@ -277,11 +277,11 @@ def test_kneepoint_headroom_prints_one_sentence_per_device_and_json(placed, caps
     assert main(["headroom", "--db", str(placed)]) == 0
     out = capsys.readouterr().out
     assert (
-        "P95 load is 135,000 IOPS at 0.29 ms: 1.3× below saturation; latency at that load is 6.1× the baseline's"
+        "p95 load is 135,000 IOPS at 0.29 ms: 1.3× below saturation; latency at that load is 6.1× the baseline's"
         in " ".join(out.split())
     )
     assert "the disk is slower than when it was benchmarked" in " ".join(out.split())
-    assert "P95 load is 60,000 IOPS at 0.02 ms: 3× below saturation; latency at that load is 1.5× the baseline's" in (
+    assert "p95 load is 60,000 IOPS at 0.02 ms: 3× below saturation; latency at that load is 1.5× the baseline's" in (
         " ".join(out.split())
     )
     assert main(["headroom", "--db", str(placed), "--disk", "vda", "--json"]) == 0
@@ -290,3 +290,19 @@ def test_kneepoint_headroom_prints_one_sentence_per_device_and_json(placed, caps
     assert rows[0]["degraded"] is True and rows[0]["sentence"].startswith("p95 load is 135,000 IOPS")
     assert main(["headroom", "--db", str(placed), "--disk", "other disk"]) == 1
     assert "disks with observed load: vda @ vm" in capsys.readouterr().err
+
+
+def test_the_baseline_is_named_with_the_observed_size_per_io():
+    row = {
+        "series_id": "s",
+        "bytes_per_io": 10650.0,
+        "read_pct": 70.0,
+        "baseline_pattern": "random",
+        "baseline_read_pct": 100.0,
+        "baseline_block_size_bytes": 8192,
+        "baseline_direction": "read",
+    }
+    # an average size per I/O is rarely a whole block: said in KiB like every size, never '10650 B'
+    assert w.baseline_text(row) == "random read 8 KiB, the nearest to 10.4 KiB per I/O, 70% reads"
+    assert w.baseline_text({**row, "bytes_per_io": 8192.2}).endswith("the nearest to 8 KiB per I/O, 70% reads")
+    assert w.fmt_io_size(512) == "512 B" and w.fmt_io_size(3 * 2**20 + 40_000) == "3.04 MiB"

@@ -24,7 +24,8 @@ from tests.test_anonymize import build_planted
 
 FIO_DISK = "sample vda (virtio, fio sweep) @ kneepoint-dev-vm"
 P10_DISK = "synthetic P10 (modelled) @ synthetic-sql01"
-SECTIONS = ["summary", "charts", "saturation", "sql", "conditions", "checks", "appendix", "provenance"]
+SECTIONS = ["summary", "charts", "saturation", "production", "sql", "conditions", "checks", "appendix", "provenance"]
+STRIPE_DISK = "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01"
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,42 @@ def test_charts_are_plotly_figures_of_the_marts(html: str, source: Path):
     finally:
         con.close()
     assert max(fio_trace["y"]) == best
+
+
+def test_production_section_says_each_device_and_draws_it_on_its_baseline(html: str):
+    section = html[html.index('<section id="production">') : html.index('<section id="sql">')]
+    assert '<a href="#production">Production vs baseline</a>' in html
+    # sample_data/iostat (vda, slower than its cache-fed fio sweep) and sample_data/perfmon (the P10's E: drive)
+    assert (
+        "<strong>kneepoint-dev-vm · vda</strong>: p95 load is 46,240 IOPS at 0.086 ms: 3.8× below saturation; "
+        "latency at that load is 6.5× the baseline&#39;s — the disk is slower than when it was benchmarked"
+    ) in section
+    assert "<strong>SYNTHETIC-SQL01 · PhysicalDisk(1 E:)</strong>: p95 load is 920 IOPS at 5.23 ms" in section
+    assert "Baseline: random read 8 KiB, the nearest to 8 KiB per I/O, 70% reads. perfmon: 288 intervals" in section
+    titles = [f["figure"]["layout"]["title"]["text"] for f in _figures(section)]
+    assert titles == [
+        f"Production vs baseline on {FIO_DISK}: observed load on random read 4 KiB, mean latency vs IOPS",
+        f"Production vs baseline on {FIO_DISK}: observed IOPS and latency over time, against the baseline's saturation",
+        f"Production vs baseline on {P10_DISK}: observed load on random read 8 KiB, mean latency vs IOPS",
+        f"Production vs baseline on {P10_DISK}: observed IOPS and latency over time, against the baseline's saturation",
+    ]
+    curve = _figures(section)[0]["figure"]
+    cloud = next(t for t in curve["data"] if t["name"] == "kneepoint-dev-vm · vda: 288 observed intervals")
+    assert len(cloud["x"]) == 288
+    over_time = _figures(section)[3]["figure"]
+    assert any(t["name"] == "saturation of the baseline (random read 8 KiB): 2,053 IOPS" for t in over_time["data"])
+
+
+def test_production_section_only_when_a_disk_in_scope_has_observed_load(source: Path):
+    report = build_report(source, disks=[STRIPE_DISK])
+    assert '<section id="production">' not in report.html and 'href="#production"' not in report.html
+    assert not any(c.workload.startswith("Production vs baseline") for c in report.charts)
+    report = build_report(source, disks=[P10_DISK])
+    assert '<section id="production">' in report.html
+    # the last two charts, named for `kneepoint images` (the title's slug is cut at 60 characters)
+    names = [c.name for c in report.charts if c.workload.startswith("Production vs baseline")]
+    assert names == [c.name for c in report.charts[-2:]]
+    assert names[0].endswith("-production-curve-random-read-8-kib") and names[1].endswith("-production-time")
 
 
 def test_conditions_checks_and_provenance(html: str, source: Path):

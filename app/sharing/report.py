@@ -2,7 +2,8 @@
 
 Order of the page: the summary first (per disk: its CrystalDiskMark-style grid, its saturation point, the most
 IOPS under the latency target and one sentence), then the details: the charts per workload (interactive plotly,
-plotly.js embedded once), the saturation tables, the SQL workloads when such files are in scope, the test
+plotly.js embedded once), the saturation tables, the production load against the baseline and the SQL workloads
+when such files are in scope, the test
 conditions per disk (tools, block sizes, threads, queue depths, durations and the tools' own lines), the
 Little's-law and unit checks, a data appendix with every run, and the provenance of every source file.
 
@@ -40,6 +41,7 @@ SERIES_COLUMNS = Series._fields
 LIST_SHOWN = 8  # values listed inline before the rest folds away
 # The latency target of the summary's "most IOPS under" line (kneepoint report --latency-target-ms).
 LATENCY_TARGET_MS = 5.0
+PRODUCTION_TITLE = "Production vs baseline on "  # the production charts' workload, followed by the disk
 
 
 @dataclass
@@ -241,6 +243,8 @@ def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = L
         keys,
     )
     data["statements"] = queries.statements(keys, db=db) if "fct_query_time" in tables and keys else pl.DataFrame()
+    # observed production load, in scope when a chosen disk has some (mart_headroom: one row per host and device)
+    data["headroom"] = queries.headroom(keys, db) if "mart_headroom" in tables and keys else pl.DataFrame()
     files = _read(db, "SELECT * FROM dim_files ORDER BY ingested_at, file_name")
     data["files"] = files.filter(
         pl.Series([queries.disk_key(d, h) in order for d, h in files.select("disk", "host").rows()], dtype=pl.Boolean)
@@ -341,7 +345,8 @@ def report_charts(db: Location, data: dict[str, Any]) -> list[ReportChart]:
     """The report's charts, workload by workload: IOPS (random workloads) or throughput (sequential ones; within
     one workload the other is the same curve times the block size), mean and p99 latency against outstanding I/O,
     the hockey stick, and latency percentiles at the loads mart_percentile_loads picks (the lowest, the
-    saturation point, the highest); the statements of SQL workloads on their disk's curve."""
+    saturation point, the highest); the statements of SQL workloads on their disk's curve; the observed production
+    load of a disk on its baseline's curve and over time."""
     colors = data["colors"]
     out: list[ReportChart] = []
 
@@ -407,7 +412,42 @@ def report_charts(db: Location, data: dict[str, Any]) -> list[ReportChart]:
         )
         fig.update_layout(title={"text": f"{fig.layout.title.text}, {w.workload_title(*series)}"})
         add(title, "statements", "statements on the curve", fig)
+    for disk in _production_disks(data):
+        title = f"{PRODUCTION_TITLE}{disk}"
+        rows = data["headroom"].filter(pl.col("disk_key") == disk)
+        intervals = queries.observed_intervals([disk], db)
+        color = colors.get(disk, charts.PALETTE[0])
+        devices = charts.device_colors(rows, color)
+        for series in queries.baseline_series(rows):
+            placed = rows.filter(
+                (pl.col("baseline_pattern") == series.pattern)
+                & (pl.col("baseline_read_pct") == series.read_pct)
+                & (pl.col("baseline_block_size_bytes") == series.block_size_bytes)
+                & (pl.col("baseline_direction") == series.direction)
+            )
+            fig = charts.production_curve_figure(
+                queries.curve_points([disk], series, db),
+                queries.saturation([disk], series, db),
+                intervals,
+                placed,
+                colors,
+                devices,
+                title=f"observed load on {w.workload_title(*series)}, mean latency vs IOPS",
+            )
+            add(title, f"production-curve-{w.slug(w.workload_title(*series))}", "observed load on the curve", fig)
+        fig = charts.production_time_figure(intervals, rows, color, devices)
+        fig.update_layout(title={"text": "observed IOPS and latency over time, against the baseline's saturation"})
+        add(title, "production-time", "observed load over time", fig)
     return out
+
+
+def _production_disks(data: dict[str, Any]) -> list[str]:
+    """The report's disks with observed production load, in the report's order."""
+    headroom = data.get("headroom")
+    if headroom is None or headroom.is_empty():
+        return []
+    observed = set(headroom["disk_key"].to_list())
+    return [d for d in data["disk_keys"] if d in observed]
 
 
 def _statement_curves(db: Location, data: dict[str, Any]) -> list[tuple[str, Series]]:
@@ -902,9 +942,36 @@ def _sql(data: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _production(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per disk with observed production load: each host and device in one sentence (headroom, degradation), the
+    baseline it was placed on and the intervals counted."""
+    out = []
+    for disk in _production_disks(data):
+        rows = data["headroom"].filter(pl.col("disk_key") == disk)
+        devices = charts.device_colors(rows, data["colors"].get(disk, charts.PALETTE[0]))
+        out.append(
+            {
+                "disk": disk,
+                "color": data["colors"].get(disk, "#444"),
+                "devices": [
+                    {
+                        "name": w.device_label(r),
+                        "color": devices.get(w.device_label(r), "#444"),
+                        "sentence": w.headroom_sentence(r),
+                        "baseline": w.baseline_text(r),
+                        "span": f"{r['tool']}: {w.observed_span(r)}",
+                    }
+                    for r in rows.iter_rows(named=True)
+                ],
+            }
+        )
+    return out
+
+
 def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized: bool, generated_at: datetime) -> str:
     sections: list[dict[str, Any]] = []
     sql_charts: list[dict[str, Any]] = []
+    production_charts: list[dict[str, Any]] = []
     for chart in figures:
         entry = {
             "id": chart.name,
@@ -914,6 +981,9 @@ def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized
         }
         if chart.name.endswith("-statements"):
             sql_charts.append(entry)
+            continue
+        if chart.workload.startswith(PRODUCTION_TITLE):
+            production_charts.append(entry)
             continue
         if not sections or sections[-1]["title"] != chart.workload:
             sections.append({"title": chart.workload, "anchor": f"w{len(sections) + 1}", "charts": []})
@@ -942,6 +1012,11 @@ def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized
             saturation=_saturation_table(overview) if not overview.is_empty() else None,
             sql=_sql(data),
             sql_charts=sql_charts,
+            production=_production(data),
+            production_charts=production_charts,
+            degradation_factor=w.fmt_times(data["headroom"]["degradation_factor"][0])
+            if not data["headroom"].is_empty()
+            else None,
             conditions=_conditions(data),
             checks=_checks(data),
             appendix=_appendix(data),

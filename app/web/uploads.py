@@ -22,7 +22,7 @@ from kneepoint.ingest.build import BuildResult, build_models, warm_up
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import check_labels
 from kneepoint.ingest.load import FileOutcome, IngestReport, ingest_inputs
-from kneepoint.ingest.records import IoRecord
+from kneepoint.ingest.records import IntervalRecord, IoRecord, WaitRecord
 from kneepoint.ingest.sources import InputError, InputFile, Limits, iter_upload
 from kneepoint.ingest.warehouse import Connection, Location, connect
 
@@ -45,7 +45,9 @@ class Preview:
     targets: list[str] = field(default_factory=list)
     # (file_id, disk) when the same bytes are already stored
     stored_as: tuple[str, str] | None = None
-    benchmark_records: int = 0  # disk benchmark results; the rest are SQL Server statistics
+    benchmark_records: int = 0  # disk benchmark results
+    observed_records: int = 0  # observed production load (counter logs, iostat, SQL Server file and wait stats)
+    # the rest are SQL Server SET STATISTICS records
 
     @property
     def ok(self) -> bool:
@@ -85,6 +87,7 @@ def preview_upload(name: str, data: bytes, limits: Limits | None = None) -> list
                 warnings=list(parsed.warnings),
                 targets=targets,
                 benchmark_records=sum(isinstance(r, IoRecord) for r in parsed.records),
+                observed_records=sum(isinstance(r, IntervalRecord | WaitRecord) for r in parsed.records),
             )
         )
     return out

@@ -159,3 +159,27 @@ def observe(
                 )
             )
     return records
+
+
+SAMPLE_FOLDER = "perfmon"
+
+
+def sample_files() -> dict[str, str | bytes]:
+    """A day of production on the sample's modelled P10 disk (ingest/synth/sqlio.py's sweep is its benchmark): the
+    E: data disk of a SQL Server logged every 5 minutes, 8 KiB I/O at 70 % reads, a working day's swell; as fast
+    as when it was benchmarked, so the page shows headroom without degradation."""
+    from kneepoint.ingest.synth.sqlio import P10
+
+    records = observe(
+        P10,
+        host="SYNTHETIC-SQL01",
+        devices=("PhysicalDisk(1 E:)",),
+        start=datetime(2026, 11, 23, 0, 0, 0, 117000),
+        interval_s=300.0,
+        samples=288,
+        block_size_bytes=8192,
+        read_share=0.7,
+        peak_outstanding=6.0,
+        seed=21,
+    )
+    return {"synthetic-sql01-e-drive-day.csv": write(records, extra_counters=True)}

@@ -177,18 +177,22 @@ def _shares(rec: IoRecord, avg_ms: float) -> list[int]:
     return [int(share) for share in shares]  # SQLIO truncates, so they rarely add up to 100
 
 
+# The sample's modelled disk; sample_data's Perfmon counter log (ingest/synth/perfmon_csv.py) is its production.
+P10 = DiskModel(
+    "synthetic P10 (modelled)",
+    service_time_ms=5.0,
+    sigma=0.05,
+    kappa=0.0006,
+    max_bytes_per_s=100e6,
+    write_penalty=0.6,  # host write cache: writes complete before reads
+    sequential_speedup=2.5,
+    noise=0.03,
+)
+
+
 def sample_files() -> dict[str, str | bytes]:
     """A batch log of a threads x outstanding sweep on a modelled Azure P10-like disk (write cache on)."""
-    disk = DiskModel(
-        "synthetic P10 (modelled)",
-        service_time_ms=5.0,
-        sigma=0.05,
-        kappa=0.0006,
-        max_bytes_per_s=100e6,
-        write_penalty=0.6,  # host write cache: writes complete before reads
-        sequential_speedup=2.5,
-        noise=0.03,
-    )
+    disk = P10
     records: list[IoRecord] = []
     seed = 0
     for block_kib, patterns in ((64, ("random", "sequential")), (8, ("random",))):

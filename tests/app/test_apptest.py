@@ -3,6 +3,7 @@ relabel and delete flows change what the pages show."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import zipfile
@@ -134,7 +135,7 @@ def test_curves_per_thread_view(warehouse):
     assert any(t["type"] == "heatmap" for f in figures(at) for t in f["data"])
 
 
-@pytest.mark.parametrize("page", [None, "compare", "sql"])
+@pytest.mark.parametrize("page", [None, "compare", "sql", "production"])
 def test_pages_on_an_empty_warehouse(empty_db, page):
     at = new_app(page).run()
     assert not at.exception
@@ -288,6 +289,87 @@ def test_sql_page_totals_and_statements_on_the_curve(warehouse):
     assert totals["table"].tolist()[-1] == "Total"
     # logical reads 155486 + 4212 + 28904 + 48722 + 0 + 5431 + 1912 (the file's Table lines)
     assert totals["logical reads"].tolist()[-1] == "244,667"
+
+
+# -- production vs baseline -----------------------------------------------------------------------------------
+
+
+def test_production_page_places_the_load_on_the_curve(warehouse):
+    at = new_app("production").run()
+    assert not at.exception
+    # the disks with observed load (sample_data/iostat, sample_data/perfmon), the first chosen
+    assert at.selectbox[0].options == [FIO_DISK, P10_DISK] and at.selectbox[0].value == FIO_DISK
+    # sample_data/iostat/synthetic-vda-day-iostat.txt on the fio sweep's random read 4 KiB curve, whose one I/O in
+    # flight took 0.013 ms (randread-4k-jobs1.json) and which saturates at 177,525 IOPS (line 2424)
+    sentence = (
+        "p95 load is 46,240 IOPS at 0.086 ms: 3.8× below saturation; latency at that load is 6.5× the baseline's — "
+        "the disk is slower than when it was benchmarked"
+    )
+    assert f"**kneepoint-dev-vm · vda**: {sentence}" in html.unescape(markdown(at))
+    assert "Baseline: random read 4 KiB, the nearest to 4 KiB per I/O, 80% reads." in markdown(at)
+    curve, over_time = figures(at)
+    names = [t["name"] for t in curve["data"]]
+    assert FIO_DISK in names and "saturation point" in names
+    cloud = next(t for t in curve["data"] if t["name"] == "kneepoint-dev-vm · vda: 288 observed intervals")
+    assert len(cloud["x"]) == 288 and "IOPS at" in cloud["hovertext"][0]
+    marks = next(t for t in curve["data"] if t["name"] == "kneepoint-dev-vm · vda: p50 / p95 / p99")
+    assert marks["text"] == ["p50", "p95", "p99"]
+    assert curve["layout"]["xaxis"]["title"]["text"].startswith("IOPS")
+    assert curve["layout"]["yaxis"]["title"]["text"].startswith("Mean latency (ms)")
+    # the sentence over the chart too (an exported image says it), in the device's colour
+    assert "kneepoint-dev-vm · vda: p95 load is 46,240 IOPS" in html.unescape(" ".join(annotations(curve)))
+    line = next(t for t in over_time["data"] if t["name"].startswith("saturation of the baseline"))
+    assert line["name"] == "saturation of the baseline (random read 4 KiB): 177,525 IOPS"
+    assert line["y"] == [pytest.approx(177525.11872)] * 2
+    assert over_time["layout"]["xaxis2"]["title"]["text"] == "Time (the logging tool's clock)"
+    assert over_time["layout"]["yaxis"]["title"]["text"].startswith("IOPS")
+
+
+def test_production_page_of_a_disk_as_fast_as_benchmarked(warehouse):
+    at = new_app("production", disk=P10_DISK).run()
+    assert not at.exception
+    # sample_data/perfmon: the modelled P10 at the speed its SQLIO sweep measured
+    assert (
+        "**SYNTHETIC-SQL01 · PhysicalDisk(1 E:)**: p95 load is 920 IOPS at 5.23 ms: 2.2× below saturation; latency "
+        "at that load is 0.96× the baseline's, within the 2× that would mean it degraded"
+    ) in html.unescape(markdown(at))
+    curve = figures(at)[0]
+    assert curve["layout"]["title"]["text"].startswith("Observed load on the baseline, random read 8 KiB")
+
+
+def test_production_page_without_observed_load_points_to_upload(warehouse):
+    at = new_app("production", disk=STRIPE_DISK, alldisks="true").run()
+    assert not at.exception
+    assert STRIPE_DISK in at.selectbox[0].options and at.selectbox[0].value == STRIPE_DISK
+    assert at.info[0].value.startswith("No production load stored for synthetic 4-disk Storage Spaces stripe")
+    assert "Perfmon CSV" in at.info[0].value
+    assert [link.proto.page for link in at.get("page_link")][-1] == "upload"
+    assert not figures(at)
+
+
+def test_upload_of_a_counter_log_links_to_the_production_page(warehouse):
+    log = (SAMPLE / "perfmon" / "synthetic-sql01-e-drive-day.csv").read_bytes() + b"\r\n"  # not the stored sha256
+    at = new_app("upload").run()
+    # the page lists the production formats among those it reads
+    for title in ("Performance Monitor counter log (CSV)", "iostat -x (sysstat)", "SQL Server file and wait stat"):
+        assert title in at.markdown[0].value
+    at.file_uploader[0].set_value(("stripe-day.csv", log, "text/csv")).run()
+    assert at.dataframe[0].value["status"].tolist() == ["ready"]
+    at.text_input(key="upload_disk").set_value("synthetic 4-disk Storage Spaces stripe (modelled)")
+    at.text_input(key="upload_host").set_value("synthetic-sql01").run()
+    at.button[0].click().run()
+    assert not at.exception
+    # its 288 samples of one disk are observed intervals, not benchmark runs
+    assert any(f"Added 288 observed intervals for disk **{STRIPE_DISK.split(' @ ')[0]}" in x.value for x in at.success)
+    links = [link.proto for link in at.get("page_link")]
+    # a counter log is production load: no link to the SQL workloads page, whose statistics it is not
+    assert [link.label.replace("\\", "") for link in links] == [
+        f"See the production load of {STRIPE_DISK} against its benchmark"
+    ]
+    assert links[0].page == "production" and "synthetic-sql01" in links[0].query_string
+    at = new_app("production", disk=STRIPE_DISK).run()
+    assert not at.exception
+    assert "**SYNTHETIC-SQL01 · PhysicalDisk(1 E:)**: p95 load is 920 IOPS" in markdown(at)
 
 
 # -- stored files ---------------------------------------------------------------------------------------------

@@ -60,14 +60,28 @@ def _show_result(result: dict) -> None:
     if result["build_failures"]:
         st.error("The model build failed:\n\n" + "\n\n".join(md_literal(f) for f in result["build_failures"]))
     if result["added"]:
-        runs = sum(r for _, r in result["added"])
+        # a counter log's "runs" are its samples: said as observed intervals, not as benchmark runs
+        observed = set(result.get("observed_files", ()))
+        runs = sum(r for name, r in result["added"] if name not in observed)
+        intervals = result.get("observed_records", 0)
+        said = ([w.plural(runs, "run")] if runs or not observed else []) + (
+            [w.plural(intervals, "observed interval")] if intervals else []
+        )
+        added = " and ".join(said)
         key = md_literal(result["key"])
-        st.success(f"Added {w.plural(runs, 'run')} for disk **{key}** from {w.plural(len(result['added']), 'file')}.")
+        st.success(f"Added {added} for disk **{key}** from {w.plural(len(result['added']), 'file')}.")
         if result["benchmarks"]:
             st.page_link(
                 "views/curves.py",
                 label=f"See the curves of {key}",
                 icon=":material/show_chart:",
+                query_params={"disk": result["key"]},
+            )
+        if result.get("production"):
+            st.page_link(
+                "views/production.py",
+                label=f"See the production load of {key} against its benchmark",
+                icon=":material/monitor_heart:",
                 query_params={"disk": result["key"]},
             )
         if result["statistics"]:
@@ -284,7 +298,12 @@ if clicked:
         st.session_state["upload_result"] = {
             "key": queries.disk_key(disk, host),
             "benchmarks": any(p.benchmark_records for p in readable if p.name in stored_names),
-            "statistics": any(p.records > p.benchmark_records for p in readable if p.name in stored_names),
+            "statistics": any(
+                p.records > p.benchmark_records + p.observed_records for p in readable if p.name in stored_names
+            ),
+            "production": any(p.observed_records for p in readable if p.name in stored_names),
+            "observed_files": [p.name for p in readable if p.name in stored_names and p.observed_records],
+            "observed_records": sum(p.observed_records for p in readable if p.name in stored_names),
             "added": [(o.name, o.runs) for o in outcome.added],
             "duplicates": [(o.name, o.file_id) for o in outcome.duplicates],
             "errors": [o.reason or o.name for o in outcome.errors],
