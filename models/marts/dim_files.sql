@@ -1,5 +1,8 @@
 -- One row per stored file: its lineage, labels and what it held. Incremental by file.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
+    indexes=kp_key_indexes('file_id')
+) }}
 with files as (
     select * from {{ ref('stg_files') }}
     where {{ in_changed_files() }}

@@ -10,6 +10,7 @@
         materialized='incremental',
         incremental_strategy='replace_changed',
         unique_key='file_id',
+        indexes=kp_key_indexes('file_id'),
         pre_hook="{{ remember_changed_disks() }}",
         post_hook="{{ remember_changed_disks() }}",
     )

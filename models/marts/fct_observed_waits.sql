@@ -1,7 +1,10 @@
 -- Grain: one row per SQL Server wait type and interval (file_id, record_index), with the file's disk label: what a
 -- DBA compares with the benchmark beside the file statistics (PAGEIOLATCH_* about the reads' latency, WRITELOG the
 -- log's writes). Incremental by file.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
+    indexes=kp_key_indexes('file_id')
+) }}
 with waits as (
     select * from {{ ref('stg_waits') }}
     where {{ in_changed_files() }}

@@ -2,7 +2,10 @@
 -- them per statement, with the statement's totals beside each line (StatisticsParser's "Total" row) and the
 -- line's share of the statement's logical reads. Pages read = physical + read-ahead reads (8 KiB pages).
 -- Incremental by file: a change replaces every row of the files it touched.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
+    indexes=kp_key_indexes('file_id')
+) }}
 with query_io as (
     select * from {{ ref('stg_query_io') }}
     where {{ in_changed_files() }}

@@ -3,7 +3,10 @@
 -- effective read throughput (pages read x 8 KiB / execution elapsed) and CPU / elapsed. A statement that failed
 -- (SQL Server printed an error for it) is marked so, with its error number, and says nothing of the disk.
 -- Incremental by file: a change replaces every row of the files it touched.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
+    indexes=kp_key_indexes('file_id')
+) }}
 with query_time as (
     select * from {{ ref('stg_query_time') }}
     where {{ in_changed_files() }}

@@ -7,7 +7,10 @@
 --   degraded       = latency_ratio > var degradation_factor (2 unless said)
 -- Where the series does not saturate within its tested range, headroom is unknown and headroom_at_least bounds it
 -- with the highest IOPS measured. Incremental by disk, like mart_production_vs_baseline.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='disk_key') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='disk_key',
+    indexes=kp_key_indexes('disk_key')
+) }}
 with intervals as (
     select * from {{ ref('fct_observed_intervals') }}
     where not since_boot and not is_total_instance and iops is not null and {{ in_changed_disks() }}

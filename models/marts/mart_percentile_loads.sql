@@ -1,7 +1,10 @@
 -- Grain: one row per series and load worth a latency percentile curve: the smallest load measured, the saturation
 -- point (at the project's tolerance) and the largest load, with the run kept there (int_saturation_points). The
 -- curves page and the report draw these three, not every load. Incremental by series.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='series_id') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='series_id',
+    indexes=kp_key_indexes('series_id')
+) }}
 with saturation as (
     select * from {{ ref('mart_saturation_points') }}
     where {{ in_changed_series() }}

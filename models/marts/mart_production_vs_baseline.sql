@@ -5,7 +5,10 @@
 -- without I/O, or of a disk with no benchmark, is not placed. since_boot and _Total intervals are placed and
 -- flagged: the time chart shows them, the percentiles of mart_headroom leave them out.
 -- Incremental by disk: a change recomputes every row of the disks whose observed intervals or series it changed.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='disk_key') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='disk_key',
+    indexes=kp_key_indexes('disk_key')
+) }}
 with observed as (
     select * from {{ ref('fct_observed_intervals') }}
     where iops > 0 and {{ in_changed_disks() }}

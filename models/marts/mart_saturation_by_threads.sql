@@ -7,6 +7,7 @@
         materialized='incremental',
         incremental_strategy='replace_changed',
         unique_key='series_id',
+        indexes=kp_key_indexes('series_id'),
         post_hook="{{ create_saturation_by_threads_macro() }}",
     )
 }}

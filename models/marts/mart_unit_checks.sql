@@ -2,7 +2,10 @@
 -- IOPS x block size agrees with the throughput within var unit_check_tolerance. Catches MB/MiB and KB/KiB mistakes;
 -- the dbt test assert_throughput_matches_iops_x_block_size fails a build on any disagreement, the report shows the
 -- checks per tool and unit. Incremental by file.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
+    indexes=kp_key_indexes('file_id')
+) }}
 with io_results as (
     select * from {{ ref('fct_io_results') }}
     where {{ in_changed_files() }}

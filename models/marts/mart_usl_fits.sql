@@ -3,7 +3,10 @@
 -- same Python on every engine (ingest/analytics.py, run by ingest/build.py between the models that make the points
 -- and those that read the fits): a least-squares fit has no portable SQL. This model presents them. Incremental by
 -- series, like the points they are fitted to.
-{{ config(materialized='incremental', incremental_strategy='replace_changed', unique_key='series_id') }}
+{{ config(
+    materialized='incremental', incremental_strategy='replace_changed', unique_key='series_id',
+    indexes=kp_key_indexes('series_id')
+) }}
 -- depends_on: {{ ref('int_saturation_points') }}
 select * from {{ source('build', 'kneepoint_usl_fits') }}
 where {{ in_changed_series() }}
