@@ -91,7 +91,10 @@ def report_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
         WIDTH,
     )
     for r in rows:
-        head = " · ".join(part for part in (r["disk_key"], r["host"], r["device"]) if part)
+        # the logging computer once: a disk labelled `... @ sql01` logged on SQL01 does not say it twice (Windows
+        # writes host names in capitals, and they are the same name in any case)
+        host = r["host"] if r["host"] and not r["disk_key"].lower().endswith(f" @ {r['host'].lower()}") else None
+        head = " · ".join(part for part in (r["disk_key"], host, r["device"]) if part)
         lines += ["", *textwrap.wrap(head, WIDTH, subsequent_indent="  ")]
         lines += _wrapped(w.capital(w.headroom_sentence(r)))
         lines += _wrapped(
