@@ -245,7 +245,8 @@ def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = L
     data["statements"] = queries.statements(keys, db=db) if "fct_query_time" in tables and keys else pl.DataFrame()
     # observed production load, in scope when a chosen disk has some (mart_headroom: one row per host and device)
     data["headroom"] = queries.headroom(keys, db) if "mart_headroom" in tables and keys else pl.DataFrame()
-    files = _read(db, "SELECT * FROM dim_files ORDER BY ingested_at, file_name")
+    # Files stored in one batch share their commit time: the labels and bytes then order them, the same on any engine.
+    files = _read(db, "SELECT * FROM dim_files ORDER BY ingested_at, file_name, disk, host, sha256")
     data["files"] = files.filter(
         pl.Series([queries.disk_key(d, h) in order for d, h in files.select("disk", "host").rows()], dtype=pl.Boolean)
     )
