@@ -1,7 +1,7 @@
 """`python -m bench` (`./dev bench`): the full benchmark. Subcommands:
 
 python -m bench [run] [--size full|tiny] [--runs N] [--warmup N]
-                      [--only parse,anchors,ingest,rows,changes,team,app] [--rows 1000000,10000000]
+                      [--only parse,anchors,ingest,rows,changes,team,app,production] [--rows 1000000,10000000]
                       [--no-fioplot] [--concurrency N] [--out DIR] [--results-dir DIR]
                       (team: $KNEEPOINT_BENCH_POSTGRES names a PostgreSQL server, else a throwaway one is started)
 python -m bench generate [--size full|tiny] [--out DIR]
@@ -207,6 +207,13 @@ def table(res: dict[str, Any]) -> str:
         lines += ["", "| in the app, Store → chart | store s | chart s | total s |", "|---|---:|---:|---:|"]
         for kind, a_ in s["app"].items():
             lines.append(f"| {kind} | {_fmt(a_['store_s'])} | {_fmt(a_['chart_s'])} | {_fmt(a_['store_to_chart_s'])} |")
+    if p := s.get("production"):
+        lines += ["", "| counter log | MB | intervals | ingest s | ingest peak MB | page reads s | page charts s |"]
+        lines += ["|---|---:|---:|---:|---:|---:|---:|"]
+        lines.append(
+            f"| Perfmon CSV | {_fmt(p['log_mb'])} | {_fmt(p['intervals'])} | {_fmt(p['ingest_s'])} "
+            f"| {_fmt(p['ingest_peak_mb'])} | {_fmt(p['read_s'])} | {_fmt(p['charts_s'])} |"
+        )
     if res["targets"]:
         lines += ["", "| target | goal | measured | met |", "|---|---|---|---|"]
         for t in res["targets"]:

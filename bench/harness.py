@@ -34,7 +34,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
 FIOPLOT_VENV = BENCH_DIR / ".venv-fioplot"
 FIOPLOT_REQUIREMENT = "fio-plot==1.1.21"  # pinned: the anchor is one version of fio-plot's loader
-STAGES = ("parse", "anchors", "ingest", "rows", "changes", "team", "app")
+STAGES = ("parse", "anchors", "ingest", "rows", "changes", "team", "app", "production")
 CORPUS_STAGES = {"parse", "anchors", "ingest"}
 ROW_SIZES = {"full": [1_000_000, 10_000_000], "tiny": [20_000]}
 # The product's ingest in one process and with a pool of two parsing processes (the targets' 2 cores).
@@ -422,6 +422,10 @@ def run(
             h.notes.append(app.available())
         else:
             chains += app.chains(out_dir)
+    if "production" in stages:
+        from bench import production
+
+        chains += production.chains(size, out_dir)
     if srv is not None:
         chains += team.chains(size, out_dir, srv, PROJECT_ROOT / "sample_data" / "fio" / "randread-4k-jobs1.json")
         if srv.why_not:
@@ -429,7 +433,7 @@ def run(
     if concurrency > 1:  # the longest chains (rows, then ingest) first, so that concurrent ones end together
         chains.sort(
             key=lambda chain: (
-                not chain[0].name.startswith(("rows.", "changes.", "team.", "app.")),
+                not chain[0].name.startswith(("rows.", "changes.", "team.", "app.", "production.")),
                 not chain[0].name.startswith("ingest."),
             )
         )
@@ -643,6 +647,9 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
     from bench import app
 
     out["app"] = app.summarize(m)
+    from bench import production
+
+    out["production"] = production.summarize(m)
     return out
 
 
@@ -796,6 +803,9 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     from bench import app
 
     app.targets(s.get("app", {}), add)
+    from bench import production
+
+    production.targets(s.get("production", {}), add)
     if "curve" in one_m:
         worst = max(one_m["curve"]["one_disk_ms"], one_m["curve"]["five_disks_ms"])
         add("curve query at 1M fact rows (warm, 1 and 5 disks)", "< 200 ms", f"{worst} ms", worst < 200)

@@ -325,6 +325,18 @@ def job_app_store_chart(args: Result) -> Result:
     return job_store_chart(args)
 
 
+def job_production_prepare(args: Result) -> Result:
+    from bench.production import job_prepare
+
+    return job_prepare(args)
+
+
+def job_production_draw(args: Result) -> Result:
+    from bench.production import job_draw
+
+    return job_draw(args)
+
+
 def job_team_prepare(args: Result) -> Result:
     from bench.team import job_prepare
 
@@ -348,6 +360,8 @@ JOBS: dict[str, Callable[[Result], Result]] = {
     "curve": job_curve,
     "app_prepare": job_app_prepare,
     "app_store_chart": job_app_store_chart,
+    "production_prepare": job_production_prepare,
+    "production_draw": job_production_draw,
     "team_prepare": job_team_prepare,
     "team_uploaders": job_team_uploaders,
 }

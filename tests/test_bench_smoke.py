@@ -85,6 +85,7 @@ def test_every_stage_ran(results: dict) -> None:
     expected |= {f"team.{engine}.{what}" for engine in _team_engines() for what in TEAM_MEASUREMENTS}
     if not app_unavailable():
         expected |= {"app.prepare", "app.fio", "app.sqlio"}
+    expected |= {"production.prepare", "production.ingest", "production.draw"}
     assert set(results["measurements"]) == expected
     for name, m in results["measurements"].items():
         assert m["runs_counted"] == 1, name
@@ -131,6 +132,18 @@ def test_the_app_stage_times_store_to_chart_in_a_browser(results: dict) -> None:
         assert 0 < figures["store_s"] < figures["store_to_chart_s"], kind
         assert figures["chart_s"] > 0, kind
     assert results["measurements"]["app.sqlio"]["result"]["file_bytes"] > 100_000
+
+
+def test_the_production_stage_ingests_a_counter_log_and_draws_its_page(results: dict) -> None:
+    production = results["summary"]["production"]
+    assert production["intervals"] == 6 * 240 * 2  # the tiny log: 6 hours at 15 s for 2 disks
+    assert production["ingest_s"] > 0 and production["draw_s"] > 0
+    draw = results["measurements"]["production.draw"]["result"]
+    # the page draws the log beside the sample's own day of that disk
+    assert draw["intervals"] > production["intervals"] and draw["figures"] >= 2
+    judged = [t["target"] for t in results["targets"]]
+    assert any(t.startswith("ingest of a ") and t.endswith("counter log (2,880 intervals)") for t in judged)
+    assert "its page drawn (reads and charts)" in judged
 
 
 def test_the_sqlio_log_of_the_app_stage_holds_200_runs() -> None:

@@ -1,10 +1,9 @@
 """Performance Monitor counter logs (CSV): one interval record per host, disk and sample; rates as logged, latency
 seconds -> ms, utilization from idle time; blank samples, decimal commas, day-first dates, damaged rows; a log with no
-disk counter refused; the writer's logs read back; a week-long log read in a few seconds."""
+disk counter refused; the writer's logs read back; a week-long log read whole."""
 
 from __future__ import annotations
 
-import time
 from datetime import datetime
 from pathlib import Path
 
@@ -204,7 +203,8 @@ def test_observed_load_sits_on_the_disks_curve_and_slowdown_raises_latency():
     assert max(r.reads_per_s + r.writes_per_s for r in base) < DISK.iops(8192, 64)
 
 
-def test_a_week_at_15_s_for_8_disks_reads_in_a_few_seconds():
+def test_a_week_at_15_s_for_8_disks_reads_whole():
+    """Issue 21's large log (its ingest and drawing are timed in bench/production.py, not here)."""
     devices = [f"PhysicalDisk({i} {chr(67 + i)}:)" for i in range(8)]
     records = writer.observe(
         DISK, host="SQLPROD-NODE01", devices=devices, samples=7 * 24 * 240, start=datetime(2026, 11, 23)
@@ -212,11 +212,9 @@ def test_a_week_at_15_s_for_8_disks_reads_in_a_few_seconds():
     data = writer.write(records).encode()
     del records
     assert len(data) > 30e6
-    began = time.process_time()
     parsed = formats.parse_bytes(data, "week.csv")
-    seconds = time.process_time() - began
     assert len(parsed.records) == 7 * 24 * 240 * 8 and parsed.runs == 7 * 24 * 240
-    assert seconds < 8, f"{seconds:.1f} s of CPU"
+    assert parsed.warnings == []
 
 
 def test_a_quote_left_open_swallows_no_other_row():
