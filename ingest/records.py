@@ -209,12 +209,50 @@ class WaitRecord:
         return out
 
 
+@dataclass(slots=True)
+class LoadRecord:
+    """One step of a load series: what an application did at one load (N sessions running the same SQL at once,
+    a HammerDB virtual-user count, a number of databases on one server), the way a disk benchmark's run is one
+    outstanding-I/O step of its curve. The models find where more load stops adding throughput, as for disks.
+
+    `load` counts what `load_kind` names (`concurrent sessions`, `virtual users`, `databases`, `instances`, ...).
+    `throughput` is in `throughput_unit` as the tool or table gave it, one of ingest.units' load-throughput units
+    (`transactions/min`, `queries/s`, `new orders/min` for HammerDB's NOPM, `transactions/min` for its TPM, ...);
+    staging converts it to per second with the unit macros. Response times are in ms (a table's `mm:ss.ss`,
+    `h:mm:ss` or seconds are converted by the reader); `response_avg_ms` is the mean response time, or the mean of
+    the per-session elapsed times where a table gives only those. `workload`: the series label (one series per
+    workload and disk label); None: the file's one workload."""
+
+    tool: str  # 'table' | 'hammerdb'
+    step_index: int
+    source_line: int
+    load_kind: str
+    load: float
+    throughput: float | None
+    throughput_unit: str | None
+    response_avg_ms: float | None = None
+    response_p50_ms: float | None = None
+    response_p95_ms: float | None = None
+    response_p99_ms: float | None = None
+    duration_s: float | None = None
+    errors: int | None = None
+    workload: str | None = None
+    tool_version: str | None = None
+    record: str = "load"
+
+    def to_normalized(self) -> dict[str, Any]:
+        out = {"record": self.record}
+        out.update({k: getattr(self, k) for k in LOAD_FIELDS})
+        return out
+
+
 QUERY_IO_FIELDS = tuple(f.name for f in fields(QueryIoRecord) if f.name != "record")
 QUERY_TIME_FIELDS = tuple(f.name for f in fields(QueryTimeRecord) if f.name != "record")
 INTERVAL_FIELDS = tuple(f.name for f in fields(IntervalRecord) if f.name != "record")
 WAIT_FIELDS = tuple(f.name for f in fields(WaitRecord) if f.name != "record")
+LOAD_FIELDS = tuple(f.name for f in fields(LoadRecord) if f.name != "record")
 
-Record = IoRecord | QueryIoRecord | QueryTimeRecord | IntervalRecord | WaitRecord
+Record = IoRecord | QueryIoRecord | QueryTimeRecord | IntervalRecord | WaitRecord | LoadRecord
 
 
 class ParsedRecords(list):  # type: ignore[type-arg]
@@ -263,8 +301,9 @@ class ParsedFile:
 
     @property
     def runs(self) -> int:
-        """Benchmark runs, SQL statements and observed intervals (samples) in the file."""
+        """Benchmark runs, SQL statements, observed intervals (samples) and load steps in the file."""
         io_runs = {r.run_index for r in self.records if isinstance(r, IoRecord)}
         statements = {r.statement_index for r in self.records if isinstance(r, QueryIoRecord | QueryTimeRecord)}
         intervals = {r.interval_index for r in self.records if isinstance(r, IntervalRecord | WaitRecord)}
-        return len(io_runs) + len(statements) + len(intervals)
+        steps = {(r.workload, r.step_index) for r in self.records if isinstance(r, LoadRecord)}
+        return len(io_runs) + len(statements) + len(intervals) + len(steps)

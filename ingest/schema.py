@@ -5,6 +5,7 @@ columns from the record classes the parsers fill (ingest/records.py), so a new r
     raw_files, raw_file_contents                     one row per stored file: labels and lineage, the original bytes
     raw_io_records, raw_query_io, raw_query_time     the file's records, one row each (record_index)
     raw_intervals, raw_waits                         observed production load: per device / wait type and interval
+    raw_load_steps                                   load series: an application's throughput and response per load
     raw_run_metadata, raw_latency_histograms         per run: the tool's conditions; per record: latency buckets
     raw_file_changes                                 every store, relabel and delete, numbered (change_seq)
     kneepoint_build_*                                what the models were last built from (ingest/build.py)
@@ -21,7 +22,7 @@ from functools import cache
 
 import pyarrow as pa
 
-from kneepoint.ingest.records import IntervalRecord, IoRecord, QueryIoRecord, QueryTimeRecord, WaitRecord
+from kneepoint.ingest.records import IntervalRecord, IoRecord, LoadRecord, QueryIoRecord, QueryTimeRecord, WaitRecord
 
 # SQL type -> Arrow type. The names are DuckDB's; PostgreSQL's differ for two of them (sql_type).
 ARROW_TYPES = {
@@ -164,6 +165,7 @@ RAW_QUERY_IO = Table(
 RAW_QUERY_TIME = Table("raw_query_time", (FILE_ID, RECORD_INDEX, *_record_columns(QueryTimeRecord, QUERY_RECORD_SKIP)))
 RAW_INTERVALS = Table("raw_intervals", (FILE_ID, RECORD_INDEX, *_record_columns(IntervalRecord, OBSERVED_RECORD_SKIP)))
 RAW_WAITS = Table("raw_waits", (FILE_ID, RECORD_INDEX, *_record_columns(WaitRecord, OBSERVED_RECORD_SKIP)))
+RAW_LOAD_STEPS = Table("raw_load_steps", (FILE_ID, RECORD_INDEX, *_record_columns(LoadRecord, OBSERVED_RECORD_SKIP)))
 RAW_RUN_METADATA = Table(
     "raw_run_metadata",
     (
@@ -193,6 +195,7 @@ RAW_TABLES: dict[str, Table] = {
     for t in (
         RAW_LATENCY_HISTOGRAMS,
         RAW_RUN_METADATA,
+        RAW_LOAD_STEPS,
         RAW_WAITS,
         RAW_INTERVALS,
         RAW_QUERY_TIME,
@@ -209,6 +212,7 @@ ROW_TABLES = (
     "raw_query_time",
     "raw_intervals",
     "raw_waits",
+    "raw_load_steps",
     "raw_run_metadata",
     "raw_latency_histograms",
 )

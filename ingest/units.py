@@ -27,11 +27,12 @@ def var(name: str) -> float:
 
 
 @cache
-def _factors() -> tuple[dict[str, float], dict[str, float]]:
+def _factors() -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
     v = _vars()
     return (
         {k: float(f) for k, f in v["throughput_units_bytes_per_s"].items()},
         {k: float(f) for k, f in v["latency_units_ms"].items()},
+        {k: float(f) for k, f in v["load_throughput_units_per_s"].items()},
     )
 
 
@@ -41,6 +42,20 @@ def throughput_units() -> dict[str, float]:
 
 def latency_units() -> dict[str, float]:
     return dict(_factors()[1])
+
+
+def load_throughput_units() -> dict[str, float]:
+    """A load series' throughput units (`transactions/min`, `queries/s`, ...) and their factor to per second."""
+    return dict(_factors()[2])
+
+
+def to_per_s(value: float | None, unit: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        return value * _factors()[2][unit]
+    except KeyError:
+        raise ValueError(f"unknown load throughput unit {unit!r}") from None
 
 
 def to_bytes_per_s(value: float | None, unit: str) -> float | None:

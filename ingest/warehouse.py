@@ -33,7 +33,15 @@ import pyarrow as pa
 from kneepoint.ingest import __version__, postgres, schema, units
 from kneepoint.ingest.errors import ConstraintViolation, DatabaseError, MissingTable, WarehouseBusy, WarehouseFailure
 from kneepoint.ingest.labels import check_label
-from kneepoint.ingest.records import IntervalRecord, IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord, WaitRecord
+from kneepoint.ingest.records import (
+    IntervalRecord,
+    IoRecord,
+    LoadRecord,
+    ParsedFile,
+    QueryIoRecord,
+    QueryTimeRecord,
+    WaitRecord,
+)
 from kneepoint.ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
 from kneepoint.ingest.schema import ROW_TABLES
 
@@ -393,11 +401,13 @@ class FileRows:
     histograms: tuple[list[int], list[float], list[str], list[float], list[str]]
     intervals: list[tuple[int, IntervalRecord]]
     waits: list[tuple[int, WaitRecord]]
+    loads: list[tuple[int, LoadRecord]]
 
     def counts(self) -> dict[str, int]:
         return {
             "raw_latency_histograms": len(self.histograms[0]),
             "raw_run_metadata": len(self.metadata),
+            "raw_load_steps": len(self.loads),
             "raw_waits": len(self.waits),
             "raw_intervals": len(self.intervals),
             "raw_query_time": len(self.query_time),
@@ -692,15 +702,17 @@ _QUERY_IO_FIELDS = tuple(c for c in schema.RAW_QUERY_IO.column_names if c not in
 _QUERY_TIME_FIELDS = tuple(c for c in schema.RAW_QUERY_TIME.column_names if c not in ("file_id", "record_index"))
 _INTERVAL_FIELDS = tuple(c for c in schema.RAW_INTERVALS.column_names if c not in ("file_id", "record_index"))
 _WAIT_FIELDS = tuple(c for c in schema.RAW_WAITS.column_names if c not in ("file_id", "record_index"))
+_LOAD_FIELDS = tuple(c for c in schema.RAW_LOAD_STEPS.column_names if c not in ("file_id", "record_index"))
 
 
-def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple, list, list]:
+def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple, list, list, list]:
     """The file's records sorted by raw table, checked where a wrong value could still be blamed on the file."""
     io: list[tuple[int, IoRecord]] = []
     qio: list[tuple[int, QueryIoRecord]] = []
     qtime: list[tuple[int, QueryTimeRecord]] = []
     intervals: list[tuple[int, IntervalRecord]] = []
     waits: list[tuple[int, WaitRecord]] = []
+    loads: list[tuple[int, LoadRecord]] = []
     for i, rec in enumerate(parsed.records):
         if isinstance(rec, IoRecord):
             io.append((i, rec))
@@ -712,10 +724,16 @@ def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple, lis
             intervals.append((i, rec))
         elif isinstance(rec, WaitRecord):
             waits.append((i, rec))
+        elif isinstance(rec, LoadRecord):
+            loads.append((i, rec))
         else:
             raise TypeError(f"record {i} is a {type(rec).__name__}, not a kneepoint record")
 
     throughput_units, latency_units = units.throughput_units(), units.latency_units()
+    load_units = units.load_throughput_units()
+    for i, rec in loads:
+        if rec.throughput is not None and rec.throughput_unit not in load_units:
+            raise ValueError(f"record {i}: unknown load throughput unit {rec.throughput_unit!r}")
     meta: dict[tuple[int, str], str | None] = {}
     h_index: list[int] = []
     h_bound: list[float] = []
@@ -741,7 +759,7 @@ def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple, lis
             h_value += values
             h_unit += [rec.latency_unit] * n
             h_kind += [rec.histogram_kind] * n
-    return io, qio, qtime, meta, (h_index, h_bound, h_unit, h_value, h_kind), intervals, waits
+    return io, qio, qtime, meta, (h_index, h_bound, h_unit, h_value, h_kind), intervals, waits, loads
 
 
 def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
@@ -766,6 +784,7 @@ def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
         "raw_query_time": _records("raw_query_time", ids, [f.query_time for f in files], _QUERY_TIME_FIELDS),
         "raw_intervals": _records("raw_intervals", ids, [f.intervals for f in files], _INTERVAL_FIELDS),
         "raw_waits": _records("raw_waits", ids, [f.waits for f in files], _WAIT_FIELDS),
+        "raw_load_steps": _records("raw_load_steps", ids, [f.loads for f in files], _LOAD_FIELDS),
         "raw_run_metadata": _table("raw_run_metadata", meta),
         "raw_latency_histograms": _table("raw_latency_histograms", hist),
     }
@@ -841,7 +860,7 @@ def list_files(con: Connection) -> list[dict]:
         """
         SELECT f.file_id, f.name, f.sha256, f.format, f.disk, f.host,
                coalesce(io.n, 0) + coalesce(qi.n, 0) + coalesce(qt.n, 0) + coalesce(iv.n, 0) + coalesce(w.n, 0)
-                   AS records,
+                   + coalesce(ls.n, 0) AS records,
                f.ingested_at, f.tool_version, f.size_bytes, f.tags, f.notes
         FROM raw_files f
         LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_io_records GROUP BY file_id) io USING (file_id)
@@ -849,6 +868,7 @@ def list_files(con: Connection) -> list[dict]:
         LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_query_time GROUP BY file_id) qt USING (file_id)
         LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_intervals GROUP BY file_id) iv USING (file_id)
         LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_waits GROUP BY file_id) w USING (file_id)
+        LEFT JOIN (SELECT file_id, count(*) AS n FROM raw_load_steps GROUP BY file_id) ls USING (file_id)
         ORDER BY f.ingested_at, f.name
         """
     )

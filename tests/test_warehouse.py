@@ -21,7 +21,15 @@ from kneepoint.ingest import warehouse
 from kneepoint.ingest.errors import WarehouseBusy
 from kneepoint.ingest.formats import parse_bytes
 from kneepoint.ingest.load import close_pool, ingest_inputs
-from kneepoint.ingest.records import IntervalRecord, IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord, WaitRecord
+from kneepoint.ingest.records import (
+    IntervalRecord,
+    IoRecord,
+    LoadRecord,
+    ParsedFile,
+    QueryIoRecord,
+    QueryTimeRecord,
+    WaitRecord,
+)
 from kneepoint.ingest.sources import InputFile, iter_paths
 from kneepoint.ingest.warehouse import ROW_TABLES, StoreError, connect, row_counts, store_file
 from tests.helpers import ROOT, SAMPLE, corpus_dir
@@ -55,6 +63,7 @@ def expected_rows(parsed: ParsedFile) -> dict[str, int]:
         "raw_query_time": sum(isinstance(r, QueryTimeRecord) for r in parsed.records),
         "raw_intervals": sum(isinstance(r, IntervalRecord) for r in parsed.records),
         "raw_waits": sum(isinstance(r, WaitRecord) for r in parsed.records),
+        "raw_load_steps": sum(isinstance(r, LoadRecord) for r in parsed.records),
         "raw_run_metadata": len({(r.run_index, k) for r in io for k in r.metadata}),
         "raw_latency_histograms": sum(len(r.histogram) for r in io),
     }
