@@ -114,18 +114,23 @@ def test_dbt_sends_nothing_anywhere(db: Path, monkeypatch) -> None:
     assert sent == []
 
 
-def test_warm_up_loads_dbt_and_the_project_and_changes_nothing(db: Path, capfd) -> None:
-    """What the app does as it starts (ingest.build.warm_up): the parsed project kept for the first build, nothing
-    printed, nothing built, and the file let go, so another process may write to it at once."""
+def test_warm_up_records_the_change_build_and_changes_nothing(db: Path, capfd, monkeypatch, tmp_path) -> None:
+    """What the app does as it starts (ingest.build.warm_up): the warehouse's change build recorded (a change
+    build of no change), nothing printed, no mart row changed, and the file let go, so another process may write to
+    it at once; the first Store then builds without dbt."""
     import subprocess
     import sys
 
-    state = _count(db, "SELECT count(*) FROM kneepoint_build_state WHERE built_seq > 0")
-    build._MANIFESTS.clear()
-    build.warm_up(db)
-    assert build._manifest_key(build.locate(db)) in build._MANIFESTS
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))  # no recording from other tests
+    state = _count(db, "SELECT max(built_seq) FROM kneepoint_build_state")
+    marts = _marts(db)
+    assert not build._change_build_recorded(build.locate(db))
+    assert build.warm_up(db) > 0
+    assert build._change_build_recorded(build.locate(db))
+    assert build.warm_up(db) == 0.0  # nothing left to prepare
     assert capfd.readouterr().out == ""
-    assert _count(db, "SELECT count(*) FROM kneepoint_build_state WHERE built_seq > 0") == state
+    assert _count(db, "SELECT max(built_seq) FROM kneepoint_build_state") == state
+    assert _marts(db) == marts
     other = subprocess.run(
         [sys.executable, "-c", f"import duckdb; duckdb.connect({str(db)!r}).execute('CHECKPOINT')"],
         capture_output=True,
@@ -133,7 +138,22 @@ def test_warm_up_loads_dbt_and_the_project_and_changes_nothing(db: Path, capfd) 
     )
     assert other.returncode == 0, other.stderr
     _store(db, LATE, "late disk")
+    monkeypatch.setattr(build, "run_dbt", _no_dbt)
     assert build_models(db).kind == "changes"
+    monkeypatch.undo()
+    _equal_to_a_full_refresh(db, tmp_path)
+
+
+def test_warm_up_of_a_warehouse_whose_models_are_behind_loads_dbt(db: Path, monkeypatch, tmp_path) -> None:
+    """Models behind their raw layer: the next build (a Store's) records; the warm-up loads dbt and the project."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
+    _store(db, LATE, "late disk")
+    build._MANIFESTS.clear()
+    build.warm_up(db)
+    assert build._manifest_key(build.locate(db)) in build._MANIFESTS
+    assert not build._change_build_recorded(build.locate(db))
+    assert build_models(db).kind == "changes"
+    assert build._change_build_recorded(build.locate(db))
 
 
 # -- kept change builds (ingest/replay.py) ---------------------------------------------------------------------------
