@@ -430,11 +430,11 @@ def _run_phase(db: Location, args: list[str], progress: Progress | None, kept: b
         con = connect(db)
         try:
             _session_settings(con)
-            replayed = replay.replay(con, steps, progress)
+            node_seconds = replay.replay(con, steps, progress)
         finally:
             con.close()
-        if replayed is not None:
-            return DbtRun([], replayed.node_seconds)
+        if node_seconds is not None:
+            return DbtRun([], node_seconds)
     recorder = replay.Recorder()
     run = run_dbt(db, args, progress, recorder)
     if not run.failures and recorder.replayable:

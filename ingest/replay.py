@@ -27,7 +27,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -106,15 +106,11 @@ def load(folder: Path, key: str) -> list[Step] | None:
     return [Step(name, tuple(statements)) for name, statements in doc["steps"]]
 
 
-@dataclass(slots=True)
-class Replayed:
-    node_seconds: dict[str, float] = field(default_factory=dict)
-
-
-def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None = None) -> Replayed | None:
+def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None = None) -> dict[str, float] | None:
     """Send a recording's statements on `con` (a warehouse connection in autocommit, as ingest.warehouse.connect
-    returns); None when it did not go as recorded (see the module), the open transaction rolled back."""
-    done = Replayed()
+    returns): the seconds per node, as dbt reports them; None when it did not go as recorded (see the module), the
+    open transaction rolled back."""
+    node_seconds: dict[str, float] = {}
     nodes = {s.name: i for i, s in enumerate((s for s in steps if s.node and not s.name.startswith("operation.")), 1)}
     in_transaction = False
     try:
@@ -124,7 +120,7 @@ def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None =
                 what = (
                     f"testing {_test_name(step)}" if step.name.startswith("test.") else f"building {_model_name(step)}"
                 )
-                progress(f"{what} ({nodes[step.name]} of {len(nodes)})")
+                _say(progress, f"{what} ({nodes[step.name]} of {len(nodes)})")
             for sql in step.statements:
                 word = sql.strip().rstrip(";").upper()
                 con.execute(sql)
@@ -141,12 +137,19 @@ def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None =
                 con.execute("ROLLBACK")
                 in_transaction = False
             if step.node:
-                done.node_seconds[step.name] = round(time.perf_counter() - started, 4)
+                node_seconds[step.name] = round(time.perf_counter() - started, 4)
     except Exception as exc:  # noqa: BLE001 - any failure: dbt runs the phase and says what is wrong
         log.info("a recorded change build did not replay (%s): dbt runs the phase", exc)
         _roll_back(con, in_transaction)
         return None
-    return done
+    return node_seconds
+
+
+def _say(progress: Callable[[str], None], text: str) -> None:
+    try:
+        progress(text)
+    except Exception:  # noqa: BLE001 - showing progress is not the build (as for dbt's events)
+        log.warning("build progress could not be shown", exc_info=True)
 
 
 def _model_name(step: Step) -> str:
