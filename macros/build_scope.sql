@@ -24,7 +24,7 @@
 {% macro in_changed_files(file_id_column='file_id') -%}
     {%- set changed_files = ref('int_changed_files') -%}
     {%- if is_incremental() -%}
-        {{ file_id_column }} in (select file_id from {{ changed_files }})
+        {{ kp_in_set(file_id_column, 'select file_id from ' ~ changed_files) }}
     {%- else -%}
         true
     {%- endif -%}
@@ -34,7 +34,7 @@
 {% macro in_changed_series(series_id_column='series_id') -%}
     {%- set changed_series = source('build', 'kneepoint_changed_series') -%}
     {%- if is_incremental() -%}
-        {{ series_id_column }} in (select series_id from {{ changed_series }})
+        {{ kp_in_set(series_id_column, 'select series_id from ' ~ changed_series) }}
     {%- else -%}
         true
     {%- endif -%}
@@ -45,7 +45,7 @@
 {% macro in_changed_disks(disk_key_column='disk_key') -%}
     {%- set changed_disks = source('build', 'kneepoint_changed_disks') -%}
     {%- if is_incremental() -%}
-        {{ disk_key_column }} in (select disk_key from {{ changed_disks }})
+        {{ kp_in_set(disk_key_column, 'select disk_key from ' ~ changed_disks) }}
     {%- else -%}
         true
     {%- endif -%}
@@ -63,11 +63,11 @@
 
 {% macro changed_keys(key) -%}
     {%- if key == 'file_id' -%}
-        file_id in (select file_id from {{ ref('int_changed_files') }})
+        {{ kp_in_set('file_id', 'select file_id from ' ~ ref('int_changed_files')) }}
     {%- elif key == 'series_id' -%}
-        series_id in (select series_id from {{ source('build', 'kneepoint_changed_series') }})
+        {{ kp_in_set('series_id', 'select series_id from ' ~ source('build', 'kneepoint_changed_series')) }}
     {%- elif key == 'disk_key' -%}
-        disk_key in (select disk_key from {{ source('build', 'kneepoint_changed_disks') }})
+        {{ kp_in_set('disk_key', 'select disk_key from ' ~ source('build', 'kneepoint_changed_disks')) }}
     {%- else -%}
         {{ exceptions.raise_compiler_error("replace_changed needs unique_key file_id, series_id or disk_key, not "
                                            ~ key) }}
@@ -128,15 +128,13 @@
     {%- if execute and test_scope() == 'all' -%}
         true
     {%- elif key == 'file_id' -%}
-        file_id in (
-            select c.file_id
-            from {{ build_relation('raw_file_changes') }} as c, {{ build_relation('kneepoint_build_window') }} as w
-            where c.change_seq > w.from_seq and c.change_seq <= w.to_seq
-        )
+        {{ kp_in_set('file_id', 'select c.file_id from ' ~ build_relation('raw_file_changes') ~ ' as c, '
+                     ~ build_relation('kneepoint_build_window') ~ ' as w'
+                     ~ ' where c.change_seq > w.from_seq and c.change_seq <= w.to_seq') }}
     {%- elif key == 'disk_key' -%}
-        disk_key in (select disk_key from {{ build_relation('kneepoint_changed_disks') }})
+        {{ kp_in_set('disk_key', 'select disk_key from ' ~ build_relation('kneepoint_changed_disks')) }}
     {%- else -%}
-        series_id in (select series_id from {{ build_relation('kneepoint_changed_series') }})
+        {{ kp_in_set('series_id', 'select series_id from ' ~ build_relation('kneepoint_changed_series')) }}
     {%- endif -%}
 {%- endmacro %}
 

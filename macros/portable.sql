@@ -113,14 +113,33 @@
   {{ return(sql_convert_columns_in_relation(table)) }}
 {% endmacro %}
 
+{#- `column` is one of the values `subquery` selects (a few keys: the files, series or disks a build changed).
+    PostgreSQL plans `in (subquery)` as a join and may hash every row of a large table into it; `= any(array(...))`
+    reads the few keys first, so the table's index on the key finds their rows (a one-file change at 1M fact rows:
+    a test over fct_latency_distribution took 2.3 s). -#}
+{% macro kp_in_set(column, subquery) -%}
+    {{ return(adapter.dispatch('kp_in_set', 'kneepoint')(column, subquery)) }}
+{%- endmacro %}
+{% macro default__kp_in_set(column, subquery) -%}
+    {{ column }} in ({{ subquery }})
+{%- endmacro %}
+{% macro postgres__kp_in_set(column, subquery) -%}
+    {{ column }} = any(array({{ subquery }}))
+{%- endmacro %}
+
 {#- The model's statistics, right after it is made (dbt_project.yml's post-hook): PostgreSQL's planner reads them
-    for the next models and tests; DuckDB keeps its own as it writes. A view has none to gather. -#}
+    for the next models and tests; DuckDB keeps its own as it writes. A view has none to gather. An incremental
+    model's change of a few files' rows leaves them as they were (analyzing a 1M-row fact cost 0.6 s per change):
+    it is analyzed when it is made whole, and PostgreSQL's autovacuum keeps them current after. -#}
 {% macro kp_analyze() -%}
     {{ return(adapter.dispatch('kp_analyze', 'kneepoint')()) }}
 {%- endmacro %}
 {% macro default__kp_analyze() -%}{%- endmacro %}
 {% macro postgres__kp_analyze() -%}
-    {%- if model.config.materialized in ('table', 'incremental') -%} analyze {{ this }} {%- endif -%}
+    {%- set materialized = model.config.materialized -%}
+    {%- if materialized == 'table' or (materialized == 'incremental' and not is_incremental()) -%}
+        analyze {{ this }}
+    {%- endif -%}
 {%- endmacro %}
 
 
