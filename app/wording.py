@@ -13,6 +13,7 @@ import html
 import math
 import re
 from collections.abc import Mapping
+from datetime import datetime, time, timedelta
 from typing import Any
 
 DASH = "–"  # what an empty cell shows
@@ -315,10 +316,13 @@ def fmt_times(value: float | None) -> str:
 
 def headroom_sentence(row: Mapping[str, Any]) -> str:
     """A host/device's observed busy-hour load against its disk's benchmark (a mart_headroom row) in one sentence:
-    'p95 load is 1,240 IOPS at 7.8 ms: 4.1× below saturation; latency at that load is 3.2× the baseline's — the
-    disk is slower than when it was benchmarked'. The command line, the page and the report say it this way."""
+    'p95 load is 1,240 IOPS at 7.8 ms in the busiest hour, 2026-11-23 14:00–15:00: 4.1× below saturation; latency at
+    that load is 3.2× the baseline's — the disk is slower than when it was benchmarked'. The command line, the page
+    and the report say it this way."""
     iops, latency = row.get("iops_p95"), row.get("latency_avg_ms_p95")
     load = f"p95 load is {fmt_iops(iops)} IOPS" + (f" at {fmt_ms(latency)} ms" if latency is not None else "")
+    if hour := busy_hour_text(row):
+        load += f" {hour}"
     if row.get("series_id") is None:
         return f"{load}; no benchmark of this disk to compare it with (ingest one under the same disk label)"
     if not iops:
@@ -346,6 +350,37 @@ def headroom_sentence(row: Mapping[str, Any]) -> str:
     elif factor is not None:
         said += f", within the {fmt_times(factor)} that would mean it degraded"
     return f"{load}: {where}; {said}"
+
+
+def busy_hour_text(row: Mapping[str, Any]) -> str:
+    """Which intervals a mart_headroom row's percentiles are over: 'in the busiest hour, 2026-11-23 14:00–15:00',
+    'over the whole log, 2026-11-02 09:00–09:05 (under an hour)', 'over the whole log (no times logged)'; '' for a
+    row without a busy hour."""
+    start, end = row.get("busy_hour_start"), row.get("busy_hour_end")
+    if row.get("busy_hour_whole_log"):
+        if start is None or end is None:
+            return "over the whole log (no times logged)"
+        return f"over the whole log, {time_span(start, end)} (under an hour)"
+    if start is None or end is None:
+        return ""
+    return f"in the busiest hour, {time_span(start, end)}"
+
+
+def busy_hour_count(row: Mapping[str, Any]) -> str:
+    """How many intervals the busy hour holds of how many: '12 of 288 intervals in the busy hour', '21 intervals'
+    where the whole log is it."""
+    counted, total = row.get("busy_hour_intervals"), row.get("intervals") or 0
+    if counted is None or counted == total:
+        return plural(total, "interval")
+    return f"{counted:,} of {plural(total, 'interval')} in the busy hour"
+
+
+def time_span(start: datetime, end: datetime) -> str:
+    """'2026-11-23 14:00–15:00'; seconds where either has some ('09:00:00–09:05:15', a short log's); the end's
+    date too where it is another day's (but not at its midnight)."""
+    clock = "%H:%M:%S" if start.second or end.second else "%H:%M"
+    same_day = end.date() == start.date() or (end - start <= timedelta(days=1) and end.time() == time())
+    return f"{start:%Y-%m-%d {clock}}–{end:{clock}}" if same_day else f"{start:%Y-%m-%d {clock}}–{end:%Y-%m-%d {clock}}"
 
 
 def device_label(row: Mapping[str, Any]) -> str:

@@ -122,3 +122,54 @@
 {% macro latency_degraded(ratio_expr) -%}
     ({{ ratio_expr }} > {{ var('degradation_factor') }})
 {%- endmacro %}
+
+{#- The busy hour of each disk, host and device of `intervals` (rows with disk_key, host, device, interval_start,
+    interval_s, iops; host never null), and its intervals: the rows of `intervals` in it, with busy_hour_start,
+    busy_hour_end and busy_hour_whole_log. The busy hour is the clock hour (14:00–15:00, an interval counted in the
+    hour it starts in) whose intervals did the most I/O (IOPS × seconds; the earlier hour of a tie): a clock hour is
+    what a DBA's busy-hour report names and what a sliding window over a week of 15 s samples would cost a self-join
+    to find. Where the device's intervals cover less than an hour (first start to last end), or none has a time,
+    the whole log is its busy hour (start and end: the log's). -#}
+{% macro busy_hour_intervals(intervals) -%}
+    select
+        i.*,
+        b.busy_hour_start,
+        b.busy_hour_end,
+        b.busy_hour_whole_log
+    from {{ intervals }} as i
+    inner join (
+        select
+            spans.disk_key,
+            spans.host,
+            spans.device,
+            case when spans.whole_log then spans.first_start else hours.hour_start end as busy_hour_start,
+            case when spans.whole_log then spans.last_end else hours.hour_start + interval '1 hour' end
+                as busy_hour_end,
+            spans.whole_log as busy_hour_whole_log
+        from (
+            select
+                disk_key,
+                host,
+                device,
+                min(interval_start) as first_start,
+                max(interval_start + interval '1 second' * coalesce(interval_s, 0)) as last_end,
+                count(interval_start) = 0
+                    or max(interval_start + interval '1 second' * coalesce(interval_s, 0))
+                    < min(interval_start) + interval '1 hour' as whole_log
+            from {{ intervals }}
+            group by disk_key, host, device
+        ) as spans
+        left join (
+            select distinct on (disk_key, host, device)
+                disk_key,
+                host,
+                device,
+                date_trunc('hour', interval_start) as hour_start
+            from {{ intervals }}
+            where interval_start is not null
+            group by disk_key, host, device, date_trunc('hour', interval_start)
+            order by disk_key, host, device, sum(iops * coalesce(interval_s, 1)) desc, date_trunc('hour', interval_start)
+        ) as hours using (disk_key, host, device)
+    ) as b using (disk_key, host, device)
+    where b.busy_hour_whole_log or date_trunc('hour', i.interval_start) = b.busy_hour_start
+{%- endmacro %}

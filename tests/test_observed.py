@@ -4,6 +4,7 @@ models that place it on the disk's benchmark curve (headroom, degradation) on a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zipfile
@@ -277,13 +278,12 @@ def test_kneepoint_headroom_prints_one_sentence_per_device_and_json(placed, caps
     assert main(["headroom", "--db", str(placed)]) == 0
     out = capsys.readouterr().out
     assert (
-        "p95 load is 135,000 IOPS at 0.29 ms: 1.3× below saturation; latency at that load is 6.1× the baseline's"
-        in " ".join(out.split())
+        "p95 load is 135,000 IOPS at 0.29 ms over the whole log, 2026-11-02 09:00:00–09:05:15 (under an hour): 1.3× "
+        "below saturation; latency at that load is 6.1× the baseline's" in " ".join(out.split())
     )
     assert "the disk is slower than when it was benchmarked" in " ".join(out.split())
-    assert "p95 load is 60,000 IOPS at 0.02 ms: 3× below saturation; latency at that load is 1.5× the baseline's" in (
-        " ".join(out.split())
-    )
+    assert "p95 load is 60,000 IOPS at 0.02 ms over the whole log" in " ".join(out.split())
+    assert "(under an hour): 3× below saturation; latency at that load is 1.5× the baseline's" in " ".join(out.split())
     assert main(["headroom", "--db", str(placed), "--disk", "vda", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["device"] for r in rows] == ["PhysicalDisk(1 E:)", "PhysicalDisk(2 F:)"]
@@ -306,3 +306,97 @@ def test_the_baseline_is_named_with_the_observed_size_per_io():
     assert w.baseline_text(row) == "random read 8 KiB, the nearest to 10.4 KiB per I/O, 70% reads"
     assert w.baseline_text({**row, "bytes_per_io": 8192.2}).endswith("the nearest to 8 KiB per I/O, 70% reads")
     assert w.fmt_io_size(512) == "512 B" and w.fmt_io_size(3 * 2**20 + 40_000) == "3.04 MiB"
+
+
+# -- the busy hour ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def busy_day(tmp_path_factory) -> Path:
+    """Three hours of 5-minute Perfmon intervals of E: from 09:00 (no benchmark: the percentiles need none): 09:xx at
+    1,000 + 10 i IOPS, 10:xx at 3,000 + 100 i IOPS and 2 + 0.2 i ms (i = 0..11, the busiest), 11:xx at 2,000 IOPS;
+    a since_boot average of 90,000 IOPS at 10:30 (left out, or it would make 10:xx busier still). F: 40 minutes
+    across a clock hour (09:40 to 10:20), so its whole log is its busy hour. G: no times at all."""
+    db = tmp_path_factory.mktemp("busy") / "w.duckdb"
+    e = [interval(i, 1_000.0 + 10 * i, 1.0, interval_s=300.0) for i in range(12)]
+    e += [interval(12 + i, 3_000.0 + 100 * i, 2.0 + 0.2 * i, interval_s=300.0) for i in range(12)]
+    e += [interval(24 + i, 2_000.0, 1.5, interval_s=300.0) for i in range(12)]
+    e += [interval(6, 90_000.0, 9.0, interval_s=300.0, start="2026-11-02T10:00:00", since_boot=True)]
+    f = [
+        interval(i, 500.0 + 100 * i, 1.0, interval_s=300.0, device="PhysicalDisk(2 F:)", start="2026-11-02T09:40:00")
+        for i in range(8)
+    ]
+    g = [
+        interval(i, 700.0 + 100 * i, 1.0, device="sdc", host="db-linux", tool="iostat", device_kind="block_device")
+        for i in range(5)
+    ]
+    g = [dataclasses.replace(r, interval_start=None) for r in g]
+    ingest_observed(db, e + f + g, disk="E drive")
+    return db
+
+
+def test_the_percentiles_are_the_busy_hours(busy_day):
+    from datetime import datetime
+
+    rows = headroom_rows(busy_day)
+    e = rows["PhysicalDisk(1 E:)"]
+    assert (e["busy_hour_start"], e["busy_hour_end"]) == (datetime(2026, 11, 2, 10), datetime(2026, 11, 2, 11))
+    assert e["busy_hour_whole_log"] is False
+    assert e["intervals"] == 36 and e["busy_hour_intervals"] == 12
+    # 12 values 3,000 .. 4,100: p50 halfway between the 6th and 7th, p95 0.45 of the way from the 11th to the 12th
+    assert e["iops_p50"] == pytest.approx(3_550.0)
+    assert e["iops_p95"] == pytest.approx(4_000.0 + 0.45 * 100)
+    assert e["latency_avg_ms_p95"] == pytest.approx(4.0 + 0.45 * 0.2)
+    assert w.headroom_sentence(e).startswith(
+        "p95 load is 4,045 IOPS at 4.09 ms in the busiest hour, 2026-11-02 10:00–11:00; no benchmark of this disk"
+    )
+    f = rows["PhysicalDisk(2 F:)"]
+    # 09:40 to 10:20 (the last interval starts at 10:15 and lasts 5 minutes): under an hour, every interval counts
+    assert f["busy_hour_whole_log"] is True and f["busy_hour_intervals"] == f["intervals"] == 8
+    assert (f["busy_hour_start"], f["busy_hour_end"]) == (datetime(2026, 11, 2, 9, 40), datetime(2026, 11, 2, 10, 20))
+    assert f["iops_p50"] == pytest.approx(850.0)
+    assert w.busy_hour_text(f) == "over the whole log, 2026-11-02 09:40–10:20 (under an hour)"
+    g = rows["sdc"]
+    assert g["busy_hour_whole_log"] is True and g["busy_hour_start"] is None and g["busy_hour_intervals"] == 5
+    assert w.busy_hour_text(g) == "over the whole log (no times logged)"
+
+
+def test_kneepoint_headroom_says_the_busy_hour(busy_day, capsys):
+    assert main(["headroom", "--db", str(busy_day)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "in the busiest hour, 2026-11-02 10:00–11:00" in out and "12 of 36 intervals in the busy hour" in out
+    assert main(["headroom", "--db", str(busy_day), "--json"]) == 0
+    rows = {r["device"]: r for r in json.loads(capsys.readouterr().out)}
+    e = rows["PhysicalDisk(1 E:)"]
+    assert e["busy_hour_start"] == "2026-11-02T10:00:00" and e["busy_hour_end"] == "2026-11-02T11:00:00"
+
+
+def test_the_busy_hour_rule_is_checked(busy_day, tmp_path):
+    """assert_observed_rules_hold finds a busy hour moved to a quieter hour."""
+    import shutil
+
+    from kneepoint.ingest.build import run_model_tests
+
+    db = tmp_path / "w.duckdb"
+    shutil.copy(busy_day, db)
+    assert not run_model_tests(db, ["assert_observed_rules_hold"])
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(
+            "UPDATE mart_headroom SET busy_hour_start = busy_hour_start + INTERVAL 1 HOUR, "
+            "busy_hour_end = busy_hour_end + INTERVAL 1 HOUR WHERE NOT busy_hour_whole_log"
+        )
+    finally:
+        con.close()
+    assert [f.split(":")[0] for f in run_model_tests(db, ["assert_observed_rules_hold"])] == [
+        "assert_observed_rules_hold"
+    ]
+
+
+def test_the_busy_hour_is_said_across_midnight():
+    from datetime import datetime
+
+    assert w.time_span(datetime(2026, 11, 2, 23), datetime(2026, 11, 3)) == "2026-11-02 23:00–00:00"
+    assert w.time_span(datetime(2026, 11, 2, 23, 50), datetime(2026, 11, 3, 0, 20)) == (
+        "2026-11-02 23:50–2026-11-03 00:20"
+    )

@@ -118,11 +118,15 @@ def test_production_section_says_each_device_and_draws_it_on_its_baseline(html: 
     assert '<a href="#production">Production vs baseline</a>' in html
     # sample_data/iostat (vda, slower than its cache-fed fio sweep) and sample_data/perfmon (the P10's E: drive)
     assert (
-        "<strong>kneepoint-dev-vm · vda</strong>: p95 load is 46,240 IOPS at 0.086 ms: 3.8× below saturation; "
-        "latency at that load is 6.5× the baseline&#39;s — the disk is slower than when it was benchmarked"
+        "<strong>kneepoint-dev-vm · vda</strong>: p95 load is 50,636 IOPS at 0.088 ms in the busiest hour, "
+        "2026-11-23 12:00–13:00: 3.5× below saturation; latency at that load is 6.7× the baseline&#39;s — the disk "
+        "is slower than when it was benchmarked"
     ) in section
-    assert "<strong>SYNTHETIC-SQL01 · PhysicalDisk(1 E:)</strong>: p95 load is 920 IOPS at 5.23 ms" in section
-    assert "Baseline: random read 8 KiB, the nearest to 8 KiB per I/O, 70% reads. perfmon: 288 intervals" in section
+    assert "<strong>SYNTHETIC-SQL01 · PhysicalDisk(1 E:)</strong>: p95 load is 1,107 IOPS at 5.46 ms" in section
+    assert (
+        "Baseline: random read 8 KiB, the nearest to 8 KiB per I/O, 70% reads. perfmon: 288 intervals, 2026-11-23 "
+        "00:00 to 23:55; 12 of 288 intervals in the busy hour"
+    ) in section
     titles = [f["figure"]["layout"]["title"]["text"] for f in _figures(section)]
     assert titles == [
         f"Production vs baseline on {FIO_DISK}: observed load on random read 4 KiB, mean latency vs IOPS",

@@ -85,9 +85,10 @@ def report_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
         ]
     factor = rows[0]["degradation_factor"]
     lines = textwrap.wrap(
-        "Production against the baseline: busy-hour percentiles of each device's intervals (since-boot averages "
-        "and _Total left out) on the nearest benchmark series of the same disk; degraded where latency at the "
-        f"observed load passes {w.fmt_times(factor)} the baseline's.",
+        "Production against the baseline: percentiles of each device's intervals in its busiest hour (the clock "
+        "hour with the most I/O, the whole log where it covers less; since-boot averages and _Total left out) on "
+        "the nearest benchmark series of the same disk; degraded where latency at the observed load passes "
+        f"{w.fmt_times(factor)} the baseline's.",
         WIDTH,
     )
     for r in rows:
@@ -98,7 +99,7 @@ def report_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
         lines += ["", *textwrap.wrap(head, WIDTH, subsequent_indent="  ")]
         lines += _wrapped(w.capital(w.headroom_sentence(r)))
         lines += _wrapped(
-            f"Baseline: {w.baseline_text(r)}; {w.plural(r['intervals'], 'interval')}, p50 {w.fmt_iops(r['iops_p50'])} "
+            f"Baseline: {w.baseline_text(r)}; {w.busy_hour_count(r)}, p50 {w.fmt_iops(r['iops_p50'])} "
             f"/ p99 {w.fmt_iops(r['iops_p99'])} IOPS"
         )
     return lines

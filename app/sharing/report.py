@@ -960,7 +960,7 @@ def _production(data: dict[str, Any]) -> list[dict[str, Any]]:
                         "color": devices.get(w.device_label(r), "#444"),
                         "sentence": w.headroom_sentence(r),
                         "baseline": w.baseline_text(r),
-                        "span": f"{r['tool']}: {w.observed_span(r)}",
+                        "span": f"{r['tool']}: {w.observed_span(r)}; {w.busy_hour_count(r)}",
                     }
                     for r in rows.iter_rows(named=True)
                 ],

@@ -23,6 +23,22 @@ series as (
     select * from {{ ref('mart_saturation_points') }}
 ),
 
+-- each clock hour of each device of the disks in scope (every file of them, not only the changed ones), what the
+-- busy hour is chosen among
+device_hours as (
+    select
+        disk_key,
+        coalesce(host, '') as host,
+        device,
+        date_trunc('hour', interval_start) as hour_start,
+        sum(iops * coalesce(interval_s, 1)) as io,
+        count(*) as intervals
+    from {{ ref('fct_observed_intervals') }}
+    where not since_boot and not is_total_instance and iops is not null and interval_start is not null
+      and disk_key in (select disk_key from headroom)
+    group by disk_key, coalesce(host, ''), device, date_trunc('hour', interval_start)
+),
+
 problems as (
     select observed_interval_id as row_id, 'iops is not reads + writes' as problem
     from intervals
@@ -58,6 +74,25 @@ problems as (
     where h.baseline_saturation_iops is distinct from s.iops_at_saturation
        or abs(h.headroom - h.baseline_saturation_iops / h.iops_p95) > 1e-9 * h.headroom
        or h.degraded is distinct from (h.latency_ratio > h.degradation_factor)
+    union all
+    -- the busy hour holds the percentiles' intervals, and no other clock hour of the device did more I/O
+    select h.observed_device_id, 'the busy hour is not the clock hour with the most I/O'
+    from headroom as h
+    left join device_hours as busy
+        on busy.disk_key = h.disk_key and busy.host = h.host and busy.device = h.device
+        and busy.hour_start = h.busy_hour_start
+    where not h.busy_hour_whole_log
+      and (busy.hour_start is null
+           or busy.intervals <> h.busy_hour_intervals
+           or busy.io < (
+               select max(o.io) from device_hours as o
+               where o.disk_key = h.disk_key and o.host = h.host and o.device = h.device
+           ) - 1e-9 * busy.io)
+    union all
+    select observed_device_id, 'the busy hour is not a clock hour'
+    from headroom
+    where not busy_hour_whole_log
+      and (busy_hour_start <> date_trunc('hour', busy_hour_start) or busy_hour_end <> busy_hour_start + interval '1 hour')
     union all
     -- a candidate of the same disk, pattern preference and direction rule nearer in block size (log scale)
     select p.observed_interval_id, 'a nearer series in block size was not chosen'

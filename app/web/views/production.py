@@ -67,8 +67,9 @@ devices = charts.device_colors(headroom, disk_color)
 st.subheader("Headroom")
 factor = headroom["degradation_factor"][0] if not headroom.is_empty() else None
 st.caption(
-    "Per host and device: the busy-hour percentiles of its intervals (since-boot averages and Perfmon's _Total "
-    "left out) on the nearest benchmark series of this disk (block size from the bytes per I/O, then the read "
+    "Per host and device: the percentiles of its intervals in its busiest hour (the clock hour with the most I/O, "
+    "shaded over time below; the whole log where it covers less than an hour; since-boot averages and Perfmon's "
+    "_Total left out) on the nearest benchmark series of this disk (block size from the bytes per I/O, then the read "
     "share; random unless only sequential was measured). Headroom: the baseline's saturation IOPS over the p95 "
     f"IOPS. Degraded where latency at the observed load passes {w.fmt_times(factor)} the baseline's."
 )
@@ -78,7 +79,7 @@ for r in headroom.iter_rows(named=True):
         label,
         devices.get(label, "#444"),
         w.headroom_sentence(r),
-        [f"Baseline: {w.baseline_text(r)}.", f"{r['tool']}: {w.observed_span(r)}."],
+        [f"Baseline: {w.baseline_text(r)}.", f"{r['tool']}: {w.observed_span(r)}; {w.busy_hour_count(r)}."],
     )
 
 for series in queries.baseline_series(headroom):
