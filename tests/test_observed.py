@@ -285,7 +285,7 @@ def test_kneepoint_headroom_prints_one_sentence_per_device_and_json(placed, caps
     assert "p95 load is 60,000 IOPS at 0.02 ms over the whole log" in " ".join(out.split())
     assert "(under an hour): 3× below saturation; latency at that load is 1.5× the baseline's" in " ".join(out.split())
     assert main(["headroom", "--db", str(placed), "--disk", "vda", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["devices"]
     assert [r["device"] for r in rows] == ["PhysicalDisk(1 E:)", "PhysicalDisk(2 F:)"]
     assert rows[0]["degraded"] is True and rows[0]["sentence"].startswith("p95 load is 135,000 IOPS")
     assert main(["headroom", "--db", str(placed), "--disk", "other disk"]) == 1
@@ -366,7 +366,7 @@ def test_kneepoint_headroom_says_the_busy_hour(busy_day, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "in the busiest hour, 2026-11-02 10:00–11:00" in out and "12 of 36 intervals in the busy hour" in out
     assert main(["headroom", "--db", str(busy_day), "--json"]) == 0
-    rows = {r["device"]: r for r in json.loads(capsys.readouterr().out)}
+    rows = {r["device"]: r for r in json.loads(capsys.readouterr().out)["devices"]}
     e = rows["PhysicalDisk(1 E:)"]
     assert e["busy_hour_start"] == "2026-11-02T10:00:00" and e["busy_hour_end"] == "2026-11-02T11:00:00"
 
@@ -400,3 +400,100 @@ def test_the_busy_hour_is_said_across_midnight():
     assert w.time_span(datetime(2026, 11, 2, 23, 50), datetime(2026, 11, 3, 0, 20)) == (
         "2026-11-02 23:50–2026-11-03 00:20"
     )
+
+
+# -- SQL Server waits against the baseline ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def waited(tmp_path_factory) -> Path:
+    """The fio 4 KiB random-read sweep as disk `vda @ vm`, and SQL Server snapshots of SQL01 on it: in one file, two
+    60 s intervals of file statistics (data.mdf reading 4 KiB at 50,000 / 60,000 reads/s, tempdb.mdf at 80,000 /
+    80,000: the server read 130,000 then 140,000/s) with PAGEIOLATCH_SH (7 ms per waiting task, 120 tasks/s) and
+    WRITELOG (no writes to place it by) in the same intervals, and a since-boot PAGEIOLATCH_SH of 900 ms (left
+    out); in another file PAGEIOLATCH_EX alone, without file statistics."""
+    db = tmp_path_factory.mktemp("waited") / "w.duckdb"
+    report = ingest_inputs(db, iter_paths(sorted((SAMPLE / "fio").glob("randread-4k-*.json"))), disk="vda", host="vm")
+    assert not report.errors
+    sql = dict(interval_s=60.0, tool="sqlserver", device_kind="database_file")
+    records = [
+        interval(0, 50_000.0, 0.2, device="data.mdf", **sql),
+        interval(1, 60_000.0, 0.2, device="data.mdf", **sql),
+    ]
+    records += [interval(i, 80_000.0, 0.2, device="tempdb.mdf", **sql) for i in range(2)]
+    records += [waits(i) for i in range(2)] + [waits(i, "WRITELOG") for i in range(2)]
+    boot = waits(2)
+    records.append(dataclasses.replace(boot, since_boot=True, avg_wait_ms=900.0, wait_ms_per_s=108_000.0))
+    con = connect(db)
+    try:
+        store_observed(con, records, disk="vda", host="vm", name="dmv.txt", fmt="sqlserver_dmv")
+        store_observed(con, [waits(0, "PAGEIOLATCH_EX")], disk="vda", host="vm", name="waits.txt", fmt="sqlserver_dmv")
+    finally:
+        con.close()
+    build_models(db).raise_for_failure()
+    return db
+
+
+def wait_rows(db: Path) -> dict[str, dict]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cur = con.execute("SELECT * FROM mart_waits_vs_baseline")
+        names = [d[0] for d in cur.description]
+        return {row[names.index("wait_type")]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
+    finally:
+        con.close()
+
+
+def test_a_page_read_wait_is_placed_at_the_servers_reads(waited):
+    rows = wait_rows(waited)
+    assert set(rows) == {"PAGEIOLATCH_SH", "PAGEIOLATCH_EX", "WRITELOG"}
+    sh = rows["PAGEIOLATCH_SH"]
+    # the since-boot total (900 ms a wait) is left out: two intervals of 840 ms waited by 120 tasks each second
+    assert sh["intervals"] == 2 and sh["intervals_with_io"] == 2
+    assert sh["avg_wait_ms"] == pytest.approx(7.0) and sh["waiting_tasks_per_s"] == pytest.approx(120.0)
+    # reads summed over the server's files, averaged over the two minutes: (130,000 + 140,000) / 2
+    assert sh["iops"] == pytest.approx(135_000.0) and sh["bytes_per_io"] == pytest.approx(4096.0)
+    assert sh["series_id"] == "vda @ vm | random read 100% read 4096 B read"
+    (x0, y0), (x1, y1) = FIO_QD4, FIO_QD8
+    baseline_ms = y0 + (135_000.0 - x0) / (x1 - x0) * (y1 - y0)
+    assert sh["baseline_latency_at_iops_ms"] == pytest.approx(baseline_ms, rel=1e-9)
+    assert sh["latency_ratio"] == pytest.approx(7.0 / baseline_ms, rel=1e-9) and sh["degraded"] is True
+    assert w.wait_sentence(sh) == (
+        "PAGEIOLATCH_SH waits 7 ms per waiting task (120 tasks/s) at 135,000 reads/s: 148× the baseline's read "
+        "latency at that load (0.0474 ms) — the disk is slower than when it was benchmarked"
+    )
+    # WRITELOG: the files wrote nothing in those intervals; PAGEIOLATCH_EX: no file statistics with it at all
+    log, ex = rows["WRITELOG"], rows["PAGEIOLATCH_EX"]
+    assert log["iops"] == 0.0 and log["series_id"] is None and log["degraded"] is None
+    assert w.wait_sentence(log).endswith(
+        "at 0 writes/s: the server's files saw no writes in those snapshots to place it by"
+    )
+    assert ex["intervals_with_io"] == 0 and ex["iops"] is None and ex["series_id"] is None
+    assert "no file statistics captured with these waits" in w.wait_sentence(ex)
+
+
+def test_the_wait_is_said_by_the_cli_and_its_rule_is_checked(waited, capsys, tmp_path):
+    import shutil
+
+    from kneepoint.ingest.build import run_model_tests
+
+    assert main(["headroom", "--db", str(waited)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "vda @ vm · SQL01 · SQL Server waits PAGEIOLATCH_EX waits 7 ms per waiting task" in out
+    assert "PAGEIOLATCH_SH waits 7 ms per waiting task (120 tasks/s) at 135,000 reads/s: 148×" in out
+    assert main(["headroom", "--db", str(waited), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [r["wait_type"] for r in shown["waits"]] == ["PAGEIOLATCH_EX", "PAGEIOLATCH_SH", "WRITELOG"]
+    assert shown["waits"][1]["sentence"] == w.wait_sentence(wait_rows(waited)["PAGEIOLATCH_SH"])
+    # a wait's flag that no longer follows from its ratio is found
+    db = tmp_path / "w.duckdb"
+    shutil.copy(waited, db)
+    assert not run_model_tests(db, ["assert_observed_rules_hold"])
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("UPDATE mart_waits_vs_baseline SET degraded = false WHERE wait_type = 'PAGEIOLATCH_SH'")
+    finally:
+        con.close()
+    assert [f.split(":")[0] for f in run_model_tests(db, ["assert_observed_rules_hold"])] == [
+        "assert_observed_rules_hold"
+    ]

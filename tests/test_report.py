@@ -19,7 +19,7 @@ from kneepoint.app import wording as w
 from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.report import build_report
 from kneepoint.ingest import __version__
-from tests.helpers import SAMPLE
+from tests.helpers import ROOT, SAMPLE
 from tests.test_anonymize import build_planted
 
 FIO_DISK = "sample vda (virtio, fio sweep) @ kneepoint-dev-vm"
@@ -125,7 +125,7 @@ def test_production_section_says_each_device_and_draws_it_on_its_baseline(html: 
     assert "<strong>SYNTHETIC-SQL01 · PhysicalDisk(1 E:)</strong>: p95 load is 1,107 IOPS at 5.46 ms" in section
     assert (
         "Baseline: random read 8 KiB, the nearest to 8 KiB per I/O, 70% reads. perfmon: 288 intervals, 2026-11-23 "
-        "00:00 to 23:55; 12 of 288 intervals in the busy hour"
+        "00:00 to 23:55, 12 in the busy hour"
     ) in section
     titles = [f["figure"]["layout"]["title"]["text"] for f in _figures(section)]
     assert titles == [
@@ -139,6 +139,23 @@ def test_production_section_says_each_device_and_draws_it_on_its_baseline(html: 
     assert len(cloud["x"]) == 288
     over_time = _figures(section)[3]["figure"]
     assert any(t["name"] == "saturation of the baseline (random read 8 KiB): 2,053 IOPS" for t in over_time["data"])
+
+
+def test_production_section_says_a_servers_waits(source: Path, tmp_path: Path):
+    db = tmp_path / "w.duckdb"
+    shutil.copy(source, db)
+    dmv = ROOT / "tests" / "fixtures" / "sqlserver_dmv" / "ssms-text-two-snapshots-waitfor.txt"
+    assert (
+        main(["ingest", str(dmv), "--db", str(db), "--disk", "synthetic P10 (modelled)", "--host", "synthetic-sql01"])
+        == 0
+    )
+    report = build_report(db, disks=[P10_DISK])
+    section = report.html[report.html.index('<section id="production">') : report.html.index('<section id="sql">')]
+    assert (
+        "<strong>SYNTHETIC-SQL01 · PAGEIOLATCH_SH</strong>: PAGEIOLATCH_SH waits 6.17 ms per waiting task (612 "
+        "tasks/s) at 748 reads/s: 1.2× the baseline&#39;s read latency at that load (5.11 ms)"
+    ) in section
+    assert "Baseline: random write 64 KiB, the nearest to 52.2 KiB per I/O, 0% reads." in section
 
 
 def test_production_section_only_when_a_disk_in_scope_has_observed_load(source: Path):

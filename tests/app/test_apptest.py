@@ -342,6 +342,27 @@ def test_production_page_of_a_disk_as_fast_as_benchmarked(warehouse):
     assert curve["layout"]["title"]["text"].startswith("Observed load on the baseline, random read 8 KiB")
 
 
+def test_production_page_says_the_servers_waits_against_the_baseline(warehouse):
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_paths
+
+    # two snapshots of SYNTHETIC-SQL01's file and wait statistics, stored on the P10 it runs on
+    dmv = ROOT / "tests" / "fixtures" / "sqlserver_dmv" / "ssms-text-two-snapshots-waitfor.txt"
+    assert not ingest_inputs(
+        warehouse, iter_paths([dmv]), disk="synthetic P10 (modelled)", host="synthetic-sql01"
+    ).errors
+    at = new_app("production", disk=P10_DISK).run()
+    assert not at.exception
+    assert "SQL Server waits" in [h.value for h in at.subheader]
+    text = html.unescape(markdown(at))
+    # 612 tasks a second waited 6.17 ms for the server's 748 reads/s; the P10's 8 KiB reads took 5.11 ms there
+    assert (
+        "**SYNTHETIC-SQL01 · PAGEIOLATCH_SH**: PAGEIOLATCH_SH waits 6.17 ms per waiting task (612 tasks/s) at 748 "
+        "reads/s: 1.2× the baseline's read latency at that load (5.11 ms), within the 2× that would mean it degraded"
+    ) in text
+    assert "**SYNTHETIC-SQL01 · WRITELOG**: WRITELOG waits 3.06 ms per waiting task" in text
+
+
 def test_production_page_without_observed_load_points_to_upload(warehouse):
     at = new_app("production", disk=STRIPE_DISK, alldisks="true").run()
     assert not at.exception

@@ -2,8 +2,9 @@
 -- The production-vs-baseline rules, checked row by row against their inputs (the marts compute them with window
 -- functions and DISTINCT ON, macros/observed.sql): an interval's IOPS are its reads and writes and its outstanding
 -- I/O the logged queue or Little's law; the baseline's saturation figures are mart_saturation_points' own (never
--- re-derived); headroom and the flag follow from them; and no candidate series of the disk is nearer to the
--- workload than the one chosen. Rows returned are violations.
+-- re-derived); headroom and the flag follow from them (a SQL Server wait's too); the busy hour is the clock hour
+-- with the most I/O; and no candidate series of the disk is nearer to the workload than the one chosen. Rows
+-- returned are violations.
 with intervals as (
     select * from {{ ref('fct_observed_intervals') }}
     where {{ in_test_scope('file_id') }}
@@ -16,6 +17,11 @@ placed as (
 
 headroom as (
     select * from {{ ref('mart_headroom') }}
+    where {{ in_test_scope('disk_key') }}
+),
+
+waits as (
+    select * from {{ ref('mart_waits_vs_baseline') }}
     where {{ in_test_scope('disk_key') }}
 ),
 
@@ -74,6 +80,14 @@ problems as (
     where h.baseline_saturation_iops is distinct from s.iops_at_saturation
        or abs(h.headroom - h.baseline_saturation_iops / h.iops_p95) > 1e-9 * h.headroom
        or h.degraded is distinct from (h.latency_ratio > h.degradation_factor)
+    union all
+    select t.observed_wait_type_id, 'a wait''s ratio or flag does not follow from its figures'
+    from waits as t
+    left join series as s using (series_id)
+    where t.baseline_saturation_iops is distinct from s.iops_at_saturation
+       or abs(t.latency_ratio - t.avg_wait_ms / t.baseline_latency_at_iops_ms) > 1e-9 * t.latency_ratio
+       or t.degraded is distinct from (t.latency_ratio > t.degradation_factor)
+       or t.read_pct <> case when t.wait_kind = 'data page read' then 100 else 0 end
     union all
     -- the busy hour holds the percentiles' intervals, and no other clock hour of the device did more I/O
     select h.observed_device_id, 'the busy hour is not the clock hour with the most I/O'

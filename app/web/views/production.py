@@ -79,7 +79,7 @@ for r in headroom.iter_rows(named=True):
         label,
         devices.get(label, "#444"),
         w.headroom_sentence(r),
-        [f"Baseline: {w.baseline_text(r)}.", f"{r['tool']}: {w.observed_span(r)}; {w.busy_hour_count(r)}."],
+        [f"Baseline: {w.baseline_text(r)}.", f"{r['tool']}: {w.observed_span(r)}."],
     )
 
 for series in queries.baseline_series(headroom):
@@ -112,6 +112,24 @@ if headroom["series_id"].null_count() == headroom.height:
         "the same disk label."
     )
 
+waits = state.cached(queries.waits, version, (disk,))
+if not waits.is_empty():
+    st.subheader("SQL Server waits")
+    st.caption(
+        "Per server: the I/O waits of `sys.dm_os_wait_stats` (since-boot totals left out), each wait per waiting "
+        "task against the benchmark's latency at the server's load in the same snapshots (its "
+        "`sys.dm_io_virtual_file_stats`): PAGEIOLATCH_* against the read latency at its reads/s, WRITELOG against "
+        f"the write latency at its writes/s. Degraded where the wait passes {w.fmt_times(factor)} the baseline's "
+        "latency."
+    )
+    for r in waits.iter_rows(named=True):
+        ui.swatch(
+            w.device_label({**r, "device": r["wait_type"]}),
+            disk_color,
+            w.wait_sentence(r),
+            [f"Baseline: {w.baseline_text(r)}."] if r["series_id"] is not None else [],
+        )
+
 st.subheader("Over time")
 ui.chart(
     charts.production_time_figure(intervals, headroom, disk_color, devices),
@@ -122,3 +140,6 @@ ui.chart(
 
 with st.expander("Data: each device's percentiles and baseline (mart_headroom)"):
     ui.table(headroom)
+if not waits.is_empty():
+    with st.expander("Data: each server's I/O waits and baseline (mart_waits_vs_baseline)"):
+        ui.table(waits)
