@@ -1001,9 +1001,9 @@ def _interval_values(df: pl.DataFrame, column: str) -> list[Any] | Any:
 
 
 def _device_intervals(intervals: pl.DataFrame, r: Mapping[str, Any]) -> pl.DataFrame:
-    return intervals.filter(
-        (pl.col("disk_key") == r["disk_key"]) & (pl.col("host") == r["host"]) & (pl.col("device") == r["device"])
-    )
+    # the host without case, as mart_headroom groups it (SQLPROD01 and sqlprod01 are one computer)
+    host = pl.col("host").fill_null("").str.to_lowercase() == (r["host"] or "").lower()
+    return intervals.filter((pl.col("disk_key") == r["disk_key"]) & host & (pl.col("device") == r["device"]))
 
 
 def production_curve_figure(

@@ -398,7 +398,7 @@ def waits(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
         f"""
         SELECT * FROM mart_waits_vs_baseline
         WHERE {_in("disk_key", keys)}
-        ORDER BY disk_key, host, wait_type
+        ORDER BY disk_key, host, instance, wait_type
         """,
         keys,
         db=db,

@@ -426,6 +426,13 @@ def device_label(row: Mapping[str, Any]) -> str:
     return f"{host} · {row['device']}" if host else str(row["device"])
 
 
+def wait_label(row: Mapping[str, Any]) -> str:
+    """A server's wait type (a mart_waits_vs_baseline row) with its computer and named instance:
+    'SQLPROD01 · INST1: PAGEIOLATCH_SH', 'SQL01 · WRITELOG' for a default instance."""
+    instance = (row.get("instance") or "").strip()
+    return device_label({**row, "device": f"{instance}: {row['wait_type']}" if instance else row["wait_type"]})
+
+
 def observed_span(row: Mapping[str, Any]) -> str:
     """A mart_headroom row's intervals in words: '288 intervals, 2026-11-23 00:00 to 23:55, 12 in the busy hour'
     (the busy hour's share where it is not the whole log)."""

@@ -497,3 +497,90 @@ def test_the_wait_is_said_by_the_cli_and_its_rule_is_checked(waited, capsys, tmp
     assert [f.split(":")[0] for f in run_model_tests(db, ["assert_observed_rules_hold"])] == [
         "assert_observed_rules_hold"
     ]
+
+
+# -- one computer, however its tools write it ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def one_server(tmp_path_factory) -> Path:
+    """Files of disk `SAN LUN 4` labelled on host sqlprod01, each naming the computer its own way: Perfmon's
+    `\\\\SQLPROD01\\PhysicalDisk(1 E:)` at 09:00, another Perfmon log of the same drive writing `sqlprod01` at 09:01,
+    SQL Server's @@SERVERNAME `SQLPROD01\\INST1` (file statistics and waits) and `sqlprod01\\INST2` (waits), and an
+    iostat report that names no host (the file's label then)."""
+    db = tmp_path_factory.mktemp("one-server") / "w.duckdb"
+    sql = dict(interval_s=60.0, tool="sqlserver", device_kind="database_file")
+    files = [
+        [interval(i, 1_000.0, 2.0, host="SQLPROD01") for i in range(4)],
+        [interval(i, 3_000.0, 2.0, host="sqlprod01", start="2026-11-02T09:01:00") for i in range(4)],
+        [interval(i, 500.0, 4.0, host="SQLPROD01\\INST1", device="SalesDB file_id 1", **sql) for i in range(2)]
+        + [waits(i, host="SQLPROD01\\INST1") for i in range(2)],
+        [waits(0, host="sqlprod01\\INST2")],
+        [interval(i, 200.0, 1.0, host=None, device="sdb", tool="iostat", device_kind="block_device") for i in range(3)],
+    ]
+    con = connect(db)
+    try:
+        for n, records in enumerate(files):
+            store_observed(con, records, disk="SAN LUN 4", host="sqlprod01", name=f"log{n}.txt")
+    finally:
+        con.close()
+    build_models(db).raise_for_failure()
+    return db
+
+
+def test_a_computer_is_one_host_in_any_case_and_an_instance_is_no_host(one_server):
+    con = duckdb.connect(str(one_server), read_only=True)
+    try:
+        facts = set(
+            con.execute("SELECT DISTINCT host, host_key, instance, device FROM fct_observed_intervals").fetchall()
+        )
+        headroom = con.execute("SELECT host, host_key, device, intervals FROM mart_headroom ORDER BY device").fetchall()
+        waited = con.execute(
+            "SELECT host, instance, wait_type, intervals FROM mart_waits_vs_baseline ORDER BY instance"
+        ).fetchall()
+        wait_hosts = set(con.execute("SELECT DISTINCT host, host_key, instance FROM fct_observed_waits").fetchall())
+    finally:
+        con.close()
+    # the tools' spellings kept in the fact, compared by host_key; the instance apart, and in front of its files
+    assert facts == {
+        ("SQLPROD01", "sqlprod01", None, "PhysicalDisk(1 E:)"),
+        ("sqlprod01", "sqlprod01", None, "PhysicalDisk(1 E:)"),
+        ("SQLPROD01", "sqlprod01", "INST1", "INST1: SalesDB file_id 1"),
+        ("sqlprod01", "sqlprod01", None, "sdb"),
+    }
+    assert wait_hosts == {("SQLPROD01", "sqlprod01", "INST1"), ("sqlprod01", "sqlprod01", "INST2")}
+    # one host, one spelling: E: is one device of both Perfmon logs' 8 intervals
+    assert headroom == [
+        ("SQLPROD01", "sqlprod01", "INST1: SalesDB file_id 1", 2),
+        ("SQLPROD01", "sqlprod01", "PhysicalDisk(1 E:)", 8),
+        ("SQLPROD01", "sqlprod01", "sdb", 3),
+    ]
+    # two instances' waits stay apart, on the same computer, named as the devices are
+    assert waited == [("SQLPROD01", "INST1", "PAGEIOLATCH_SH", 2), ("SQLPROD01", "INST2", "PAGEIOLATCH_SH", 1)]
+    assert w.wait_label({"host": "SQLPROD01", "instance": "INST2", "wait_type": "PAGEIOLATCH_SH"}) == (
+        "SQLPROD01 · INST2: PAGEIOLATCH_SH"
+    )
+
+
+def test_the_cli_names_one_computer_once(one_server, capsys):
+    assert main(["headroom", "--db", str(one_server)]) == 0
+    out = capsys.readouterr().out
+    # the label ends with the computer's name (in another case): said once
+    assert "SAN LUN 4 @ sqlprod01 · PhysicalDisk(1 E:)" in out and "SQLPROD01 ·" not in out
+    assert "SAN LUN 4 @ sqlprod01 · INST1: SQL Server waits" in out
+    assert "SAN LUN 4 @ sqlprod01 · INST2: SQL Server waits" in out
+
+
+def test_anonymization_keeps_one_computer_and_its_instances_apart(tmp_path):
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    try:
+        records = [interval(0, 1_000.0, 2.0, host="SQLPROD01"), interval(1, 1_000.0, 2.0, host="sqlprod01")]
+        records += [waits(0, host="SQLPROD01\\INST1"), waits(0, "WRITELOG", host="SQLPROD01\\INST2")]
+        store_observed(con, records, disk="SAN LUN 4")
+        tables = {t: con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in schema.RAW_TABLES}
+    finally:
+        con.close()
+    out = Anonymizer().raw_tables(tables)
+    assert [r["host"] for r in out["raw_intervals"].to_pylist()] == ["Host 1", "Host 1"]
+    assert [r["host"] for r in out["raw_waits"].to_pylist()] == ["Host 1\\Instance 1", "Host 1\\Instance 2"]

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from kneepoint.ingest.warehouse import Location
 
 ORDER = "disk_key, host, device"
-WAIT_ORDER = "disk_key, host, wait_type"
+WAIT_ORDER = "disk_key, host_key, instance, wait_type"
 WIDTH = 100
 INDENT = "    "
 
@@ -138,11 +138,12 @@ def report_lines(rows: Sequence[dict[str, Any]], waits: Sequence[dict[str, Any]]
             f"Baseline: {w.baseline_text(r)}; {w.busy_hour_count(r)}, p50 {w.fmt_iops(r['iops_p50'])} "
             f"/ p99 {w.fmt_iops(r['iops_p99'])} IOPS"
         )
-    servers: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    servers: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in waits:
-        servers.setdefault((r["disk_key"], r["host"]), []).append(r)
-    for server in servers.values():
-        lines += ["", *textwrap.wrap(_head(server[0], "SQL Server waits"), WIDTH, subsequent_indent="  ")]
+        servers.setdefault((r["disk_key"], r["host_key"], r["instance"]), []).append(r)
+    for (_, _, instance), server in servers.items():
+        last = f"{instance}: SQL Server waits" if instance else "SQL Server waits"
+        lines += ["", *textwrap.wrap(_head(server[0], last), WIDTH, subsequent_indent="  ")]
         for r in server:
             lines += _wrapped(w.wait_sentence(r))
             if r["series_id"] is not None:

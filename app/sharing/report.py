@@ -972,7 +972,7 @@ def _production(data: dict[str, Any]) -> list[dict[str, Any]]:
                 ],
                 "waits": [
                     {
-                        "name": w.device_label({**r, "device": r["wait_type"]}),
+                        "name": w.wait_label(r),
                         "sentence": w.wait_sentence(r),
                         "baseline": w.baseline_text(r) if r["series_id"] is not None else None,
                     }

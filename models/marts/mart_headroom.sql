@@ -1,4 +1,5 @@
--- Grain: one row per disk, host and device (disk_key, host, device) with observed load: its busy-hour percentiles
+-- Grain: one row per disk, host and device (disk_key, host_key: the host without case, device) with observed load:
+-- its busy-hour percentiles
 -- (p50 / p95 / p99 of IOPS and of mean latency over the intervals of its busy hour, macros/observed.sql
 -- busy_hour_intervals: the clock hour with the most I/O, the whole log where it covers less than an hour; the
 -- since_boot averages and Perfmon's _Total instances left out), placed on the nearest benchmark series of the same
@@ -16,6 +17,7 @@ with intervals as (
     select
         disk_key,
         disk,
+        coalesce(host_key, '') as host_key,
         coalesce(host, '') as host,
         device,
         device_kind,
@@ -38,21 +40,21 @@ busy_hour as (
 spans as (
     select
         disk_key,
-        host,
+        host_key,
         device,
         count(*) as intervals,
         min(interval_start) as first_interval_start,
         max(interval_start) as last_interval_start
     from intervals
-    group by disk_key, host, device
+    group by disk_key, host_key, device
 ),
 
 busy_devices as (
     select
-        disk_key || ' | ' || host || ' | ' || device as observed_device_id,
+        disk_key || ' | ' || host_key || ' | ' || device as observed_device_id,
         disk_key,
         min(disk) as disk,
-        host,
+        host_key,
         device,
         min(device_kind) as device_kind,
         min(tool) as tool,
@@ -74,13 +76,24 @@ busy_devices as (
             as read_pct,
         max(case when outstanding_io_source = 'logged' then 1 else 0 end) = 1 as queue_length_logged
     from busy_hour
-    group by disk_key, host, device
+    group by disk_key, host_key, device
+),
+
+host_spellings as (
+    {{ observed_host_spellings() }}
 ),
 
 devices as (
-    select busy_devices.*, spans.intervals, spans.first_interval_start, spans.last_interval_start
+    -- one spelling of the computer's name for every way its tools and labels wrote it
+    select
+        busy_devices.*,
+        coalesce(host_spellings.host, '') as host,
+        spans.intervals,
+        spans.first_interval_start,
+        spans.last_interval_start
     from busy_devices
-    inner join spans using (disk_key, host, device)
+    inner join spans using (disk_key, host_key, device)
+    left join host_spellings using (disk_key, host_key)
 ),
 
 series as (
@@ -112,6 +125,7 @@ final as (
         d.disk_key,
         d.disk,
         d.host,
+        d.host_key,
         d.device,
         d.device_kind,
         d.tool,

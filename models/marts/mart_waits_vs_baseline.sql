@@ -1,5 +1,5 @@
--- Grain: one row per disk, host and I/O wait type (disk_key, host, wait_type: PAGEIOLATCH_* and WRITELOG of
--- fct_observed_waits) over its sampled intervals (since-boot totals left out, as for the intervals): the mean wait
+-- Grain: one row per disk, server and I/O wait type (disk_key, host_key: the computer without case, instance: a
+-- SQL Server named instance, wait_type: PAGEIOLATCH_* and WRITELOG of fct_observed_waits) over its sampled intervals (since-boot totals left out, as for the intervals): the mean wait
 -- per waiting task and the waiting tasks per second, placed on the same disk's benchmark where the server's file
 -- statistics were captured with the waits (the same file and interval, the reader's pairing):
 --   a data page read wait (PAGEIOLATCH_*) against the baseline's read latency at the server's reads/s: the nearest
@@ -38,7 +38,8 @@ paired as (
     select
         waits.disk_key,
         waits.disk,
-        coalesce(waits.host, '') as host,
+        coalesce(waits.host_key, '') as host_key,
+        coalesce(waits.instance, '') as instance,
         waits.wait_type,
         waits.wait_kind,
         -- a wait snapshot's own time, else its file statistics' (the reader times the pair by one of them)
@@ -57,10 +58,11 @@ paired as (
 
 wait_types as (
     select
-        disk_key || ' | ' || host || ' | ' || wait_type as observed_wait_type_id,
+        disk_key || ' | ' || host_key || ' | ' || instance || ' | ' || wait_type as observed_wait_type_id,
         disk_key,
         min(disk) as disk,
-        host,
+        host_key,
+        instance,
         wait_type,
         min(wait_kind) as wait_kind,
         count(*) as intervals,
@@ -78,7 +80,11 @@ wait_types as (
         sum(io_bytes_per_s * weight_s) / nullif(sum(io_per_s * weight_s), 0) as bytes_per_io,
         cast(case when min(wait_kind) = 'data page read' then 100 else 0 end as double precision) as read_pct
     from paired
-    group by disk_key, host, wait_type
+    group by disk_key, host_key, instance, wait_type
+),
+
+host_spellings as (
+    {{ observed_host_spellings() }}
 ),
 
 series as (
@@ -109,7 +115,10 @@ final as (
         t.observed_wait_type_id,
         t.disk_key,
         t.disk,
-        t.host,
+        -- one spelling of the computer, as mart_headroom's
+        coalesce(h.host, '') as host,
+        t.host_key,
+        t.instance,
         t.wait_type,
         t.wait_kind,
         t.intervals,
@@ -135,6 +144,7 @@ final as (
         {{ latency_degraded('t.avg_wait_ms / nullif(a.baseline_latency_at_iops_ms, 0)') }} as degraded,
         cast({{ var('degradation_factor') }} as double precision) as degradation_factor
     from wait_types as t
+    left join host_spellings as h using (disk_key, host_key)
     left join placed as n using (observed_wait_type_id)
     left join at_iops as a using (observed_wait_type_id)
 )

@@ -34,7 +34,7 @@ series as (
 device_hours as (
     select
         disk_key,
-        coalesce(host, '') as host,
+        host_key,
         device,
         date_trunc('hour', interval_start) as hour_start,
         sum(iops * coalesce(interval_s, 1)) as io,
@@ -42,7 +42,7 @@ device_hours as (
     from {{ ref('fct_observed_intervals') }}
     where not since_boot and not is_total_instance and iops is not null and interval_start is not null
       and disk_key in (select disk_key from headroom)
-    group by disk_key, coalesce(host, ''), device, date_trunc('hour', interval_start)
+    group by disk_key, host_key, device, date_trunc('hour', interval_start)
 ),
 
 problems as (
@@ -93,20 +93,26 @@ problems as (
     select h.observed_device_id, 'the busy hour is not the clock hour with the most I/O'
     from headroom as h
     left join device_hours as busy
-        on busy.disk_key = h.disk_key and busy.host = h.host and busy.device = h.device
+        on busy.disk_key = h.disk_key and busy.host_key = h.host_key and busy.device = h.device
         and busy.hour_start = h.busy_hour_start
     where not h.busy_hour_whole_log
       and (busy.hour_start is null
            or busy.intervals <> h.busy_hour_intervals
            or busy.io < (
                select max(o.io) from device_hours as o
-               where o.disk_key = h.disk_key and o.host = h.host and o.device = h.device
+               where o.disk_key = h.disk_key and o.host_key = h.host_key and o.device = h.device
            ) - 1e-9 * busy.io)
     union all
     select observed_device_id, 'the busy hour is not a clock hour'
     from headroom
     where not busy_hour_whole_log
       and (busy_hour_start <> date_trunc('hour', busy_hour_start) or busy_hour_end <> busy_hour_start + interval '1 hour')
+    union all
+    -- one computer is one host whatever the case its tools and labels wrote it in, and never its SQL Server instance
+    select observed_interval_id, 'the host is not the computer without its instance, or host_key not it in lower case'
+    from intervals
+    where position('\' in coalesce(host, '')) > 0
+       or host_key <> lower(coalesce(host, ''))
     union all
     -- a candidate of the same disk, pattern preference and direction rule nearer in block size (log scale)
     select p.observed_interval_id, 'a nearer series in block size was not chosen'

@@ -124,7 +124,7 @@ if not waits.is_empty():
     )
     for r in waits.iter_rows(named=True):
         ui.swatch(
-            w.device_label({**r, "device": r["wait_type"]}),
+            w.wait_label(r),
             disk_color,
             w.wait_sentence(r),
             [f"Baseline: {w.baseline_text(r)}."] if r["series_id"] is not None else [],
