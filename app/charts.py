@@ -1250,7 +1250,8 @@ def _mark_busy_hours(fig: go.Figure, headroom: pl.DataFrame, devices: Mapping[st
             continue
         hours.setdefault((r["busy_hour_start"], r["busy_hour_end"]), []).append(w.device_label(r))
     for (start, end), labels in hours.items():
-        text = "busiest hour" if len(hours) == 1 else f"busiest hour of {', '.join(labels)}"
+        # named for its devices unless it is every device's
+        text = "busiest hour" if len(labels) == headroom.height else f"busiest hour of {', '.join(labels)}"
         fig.add_vrect(
             x0=start,
             x1=end,

@@ -427,10 +427,10 @@ def device_label(row: Mapping[str, Any]) -> str:
 
 
 def wait_label(row: Mapping[str, Any]) -> str:
-    """A server's wait type (a mart_waits_vs_baseline row) with its computer and named instance:
-    'SQLPROD01 · INST1: PAGEIOLATCH_SH', 'SQL01 · WRITELOG' for a default instance."""
-    instance = (row.get("instance") or "").strip()
-    return device_label({**row, "device": f"{instance}: {row['wait_type']}" if instance else row["wait_type"]})
+    """The server a wait (a mart_waits_vs_baseline row) was logged on, its computer and named instance:
+    'SQLPROD01 · INST1', 'SQL01' for a default instance (its sentence names the wait type)."""
+    host, instance = (row.get("host") or "").strip(), (row.get("instance") or "").strip()
+    return " · ".join(part for part in (host, instance) if part) or "SQL Server"
 
 
 def observed_span(row: Mapping[str, Any]) -> str:

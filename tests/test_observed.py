@@ -557,9 +557,10 @@ def test_a_computer_is_one_host_in_any_case_and_an_instance_is_no_host(one_serve
     ]
     # two instances' waits stay apart, on the same computer, named as the devices are
     assert waited == [("SQLPROD01", "INST1", "PAGEIOLATCH_SH", 2), ("SQLPROD01", "INST2", "PAGEIOLATCH_SH", 1)]
-    assert w.wait_label({"host": "SQLPROD01", "instance": "INST2", "wait_type": "PAGEIOLATCH_SH"}) == (
-        "SQLPROD01 · INST2: PAGEIOLATCH_SH"
+    assert (
+        w.wait_label({"host": "SQLPROD01", "instance": "INST2", "wait_type": "PAGEIOLATCH_SH"}) == "SQLPROD01 · INST2"
     )
+    assert w.wait_label({"host": "SQLPROD01", "instance": "", "wait_type": "WRITELOG"}) == "SQLPROD01"
 
 
 def test_the_cli_names_one_computer_once(one_server, capsys):

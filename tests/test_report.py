@@ -152,7 +152,7 @@ def test_production_section_says_a_servers_waits(source: Path, tmp_path: Path):
     report = build_report(db, disks=[P10_DISK])
     section = report.html[report.html.index('<section id="production">') : report.html.index('<section id="sql">')]
     assert (
-        "<strong>SYNTHETIC-SQL01 · PAGEIOLATCH_SH</strong>: PAGEIOLATCH_SH waits 6.17 ms per waiting task (612 "
+        "<strong>SYNTHETIC-SQL01</strong>: PAGEIOLATCH_SH waits 6.17 ms per waiting task (612 "
         "tasks/s) at 748 reads/s: 1.2× the baseline&#39;s read latency at that load (5.11 ms)"
     ) in section
     assert "Baseline: random write 64 KiB, the nearest to 52.2 KiB per I/O, 0% reads." in section
