@@ -191,10 +191,19 @@
     lower(coalesce({{ host }}, ''))
 {%- endmacro %}
 
-{#- One spelling per computer of the disks in scope: the first in sort order (SQLPROD01 before sqlprod01) of every way
-    the disk's intervals and waits wrote it, so that mart_headroom and mart_waits_vs_baseline name it alike. -#}
+{#- One spelling per computer of the disks in scope, of every way the disk's intervals and waits wrote it, so that
+    mart_headroom and mart_waits_vs_baseline name it alike: in capitals where a tool wrote it so (Windows' own
+    SQLPROD01), else in lower case (sqlprod01), else the first of the mixed spellings. Not min(host) alone: its
+    order of SQLPROD01 and sqlprod01 is the database's collation's, and DuckDB and PostgreSQL must agree. -#}
 {% macro observed_host_spellings() -%}
-    select disk_key, host_key, min(host) as host
+    select
+        disk_key,
+        host_key,
+        coalesce(
+            max(case when host = upper(host) then host end),
+            max(case when host = lower(host) then host end),
+            min(host)
+        ) as host
     from (
         select disk_key, host_key, host from {{ ref('fct_observed_intervals') }} where {{ in_changed_disks() }}
         union all
