@@ -1001,9 +1001,9 @@ def _interval_values(df: pl.DataFrame, column: str) -> list[Any] | Any:
 
 
 def _device_intervals(intervals: pl.DataFrame, r: Mapping[str, Any]) -> pl.DataFrame:
-    return intervals.filter(
-        (pl.col("disk_key") == r["disk_key"]) & (pl.col("host") == r["host"]) & (pl.col("device") == r["device"])
-    )
+    # the host without case, as mart_headroom groups it (SQLPROD01 and sqlprod01 are one computer)
+    host = pl.col("host").fill_null("").str.to_lowercase() == (r["host"] or "").lower()
+    return intervals.filter((pl.col("disk_key") == r["disk_key"]) & host & (pl.col("device") == r["device"]))
 
 
 def production_curve_figure(
@@ -1222,6 +1222,8 @@ def production_time_figure(
                 row=1,
                 col=1,
             )
+    if timed:
+        _mark_busy_hours(fig, headroom, devices)
     x_title = "Time (the logging tool's clock)" if timed else "Interval in the log (no timestamps logged)"
     fig = _layout(
         fig,
@@ -1235,3 +1237,39 @@ def production_time_figure(
         yaxis2=value_axis(METRICS["latency_avg"][1], latency_values, log=wants_log(latency_values)),
     )
     return fig
+
+
+def _mark_busy_hours(fig: go.Figure, headroom: pl.DataFrame, devices: Mapping[str, str]) -> None:
+    """Each device's busy hour (mart_headroom: the hour its percentiles are over) shaded across both panels, in the
+    device's colour; devices that share one hour share its band. A whole log that is its busy hour is not marked."""
+    if "busy_hour_start" not in headroom.columns:
+        return
+    hours: dict[tuple[Any, Any], list[str]] = {}
+    for r in headroom.iter_rows(named=True):
+        if r["busy_hour_whole_log"] or r["busy_hour_start"] is None or r["busy_hour_end"] is None:
+            continue
+        hours.setdefault((r["busy_hour_start"], r["busy_hour_end"]), []).append(w.device_label(r))
+    for (start, end), labels in hours.items():
+        # named for its devices unless it is every device's
+        text = "busiest hour" if len(labels) == headroom.height else f"busiest hour of {', '.join(labels)}"
+        fig.add_vrect(
+            x0=start,
+            x1=end,
+            fillcolor=devices.get(labels[0], "#888"),
+            opacity=0.12,
+            line_width=0,
+            layer="below",
+            row="all",
+            col=1,
+        )
+        # said once, over the IOPS panel
+        fig.add_annotation(
+            x=start + (end - start) / 2,
+            y=1,
+            xref="x",
+            yref="y domain",
+            text=esc(text),
+            showarrow=False,
+            yanchor="bottom",
+            font={"size": 11, "color": "#555"},
+        )

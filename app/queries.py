@@ -388,6 +388,23 @@ def headroom(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFra
     )
 
 
+def waits(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    """mart_waits_vs_baseline of the chosen disks, one row per server and I/O wait type (PAGEIOLATCH_*,
+    WRITELOG): the wait per waiting task against the baseline's latency at the server's load."""
+    if "mart_waits_vs_baseline" not in tables(db):
+        return pl.DataFrame()
+    keys = list(disk_keys)
+    return query(
+        f"""
+        SELECT * FROM mart_waits_vs_baseline
+        WHERE {_in("disk_key", keys)}
+        ORDER BY disk_key, host, instance, wait_type
+        """,
+        keys,
+        db=db,
+    )
+
+
 def observed_intervals(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """The observed intervals of the chosen disks that are samples of the load (the since-boot averages and
     Perfmon's _Total instance left out, as mart_headroom's percentiles leave them), in time order per device, with

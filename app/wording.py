@@ -13,6 +13,7 @@ import html
 import math
 import re
 from collections.abc import Mapping
+from datetime import datetime, time, timedelta
 from typing import Any
 
 DASH = "–"  # what an empty cell shows
@@ -315,10 +316,13 @@ def fmt_times(value: float | None) -> str:
 
 def headroom_sentence(row: Mapping[str, Any]) -> str:
     """A host/device's observed busy-hour load against its disk's benchmark (a mart_headroom row) in one sentence:
-    'p95 load is 1,240 IOPS at 7.8 ms: 4.1× below saturation; latency at that load is 3.2× the baseline's — the
-    disk is slower than when it was benchmarked'. The command line, the page and the report say it this way."""
+    'p95 load is 1,240 IOPS at 7.8 ms in the busiest hour, 2026-11-23 14:00–15:00: 4.1× below saturation; latency at
+    that load is 3.2× the baseline's — the disk is slower than when it was benchmarked'. The command line, the page
+    and the report say it this way."""
     iops, latency = row.get("iops_p95"), row.get("latency_avg_ms_p95")
     load = f"p95 load is {fmt_iops(iops)} IOPS" + (f" at {fmt_ms(latency)} ms" if latency is not None else "")
+    if hour := busy_hour_text(row):
+        load += f" {hour}"
     if row.get("series_id") is None:
         return f"{load}; no benchmark of this disk to compare it with (ingest one under the same disk label)"
     if not iops:
@@ -348,20 +352,98 @@ def headroom_sentence(row: Mapping[str, Any]) -> str:
     return f"{load}: {where}; {said}"
 
 
+def wait_sentence(row: Mapping[str, Any]) -> str:
+    """A server's I/O wait against its disk's benchmark (a mart_waits_vs_baseline row) in one sentence, as a DBA
+    compares them: 'PAGEIOLATCH_SH waits 6.17 ms per waiting task (612 tasks/s) at 748 reads/s: 1.2× the
+    baseline's read latency at that load (5.11 ms), within the 2× that would mean it degraded'. The command line,
+    the page and the report say it this way."""
+    direction = "read" if row.get("wait_kind") == "data page read" else "write"
+    tasks = row.get("waiting_tasks_per_s")
+    said = f"{row['wait_type']} waits {fmt_ms(row.get('avg_wait_ms'))} ms per waiting task" + (
+        f" ({fmt_iops(tasks)} tasks/s)" if tasks is not None else ""
+    )
+    iops = row.get("iops")
+    if iops is None:
+        return (
+            f"{said}; no file statistics captured with these waits to place them on the benchmark (paste "
+            "sys.dm_io_virtual_file_stats snapshots with them)"
+        )
+    said += f" at {fmt_iops(iops)} {direction}s/s"
+    if not iops:
+        return f"{said}: the server's files saw no {direction}s in those snapshots to place it by"
+    if row.get("series_id") is None:
+        return f"{said}; no benchmark of this disk to compare it with (ingest one under the same disk label)"
+    if row.get("beyond_baseline"):
+        return (
+            f"{said}: beyond every load the benchmark measured (at most {fmt_iops(row.get('baseline_max_iops'))} IOPS)"
+        )
+    ratio, factor = row.get("latency_ratio"), row.get("degradation_factor")
+    if ratio is None:
+        return f"{said}; the baseline has no latency to compare at that load"
+    said += (
+        f": {fmt_times(ratio)} the baseline's {direction} latency at that load "
+        f"({fmt_ms(row.get('baseline_latency_at_iops_ms'))} ms)"
+    )
+    if row.get("degraded"):
+        return f"{said} — the disk is slower than when it was benchmarked"
+    return f"{said}, within the {fmt_times(factor)} that would mean it degraded" if factor is not None else said
+
+
+def busy_hour_text(row: Mapping[str, Any]) -> str:
+    """Which intervals a mart_headroom row's percentiles are over: 'in the busiest hour, 2026-11-23 14:00–15:00',
+    'over the whole log, 2026-11-02 09:00–09:05 (under an hour)', 'over the whole log (no times logged)'; '' for a
+    row without a busy hour."""
+    start, end = row.get("busy_hour_start"), row.get("busy_hour_end")
+    if row.get("busy_hour_whole_log"):
+        if start is None or end is None:
+            return "over the whole log (no times logged)"
+        return f"over the whole log, {time_span(start, end)} (under an hour)"
+    if start is None or end is None:
+        return ""
+    return f"in the busiest hour, {time_span(start, end)}"
+
+
+def busy_hour_count(row: Mapping[str, Any]) -> str:
+    """How many intervals the busy hour holds of how many: '12 of 288 intervals in the busy hour', '21 intervals'
+    where the whole log is it."""
+    counted, total = row.get("busy_hour_intervals"), row.get("intervals") or 0
+    if counted is None or counted == total:
+        return plural(total, "interval")
+    return f"{counted:,} of {plural(total, 'interval')} in the busy hour"
+
+
+def time_span(start: datetime, end: datetime) -> str:
+    """'2026-11-23 14:00–15:00'; seconds where either has some ('09:00:00–09:05:15', a short log's); the end's
+    date too where it is another day's (but not at its midnight)."""
+    clock = "%H:%M:%S" if start.second or end.second else "%H:%M"
+    same_day = end.date() == start.date() or (end - start <= timedelta(days=1) and end.time() == time())
+    return f"{start:%Y-%m-%d {clock}}–{end:{clock}}" if same_day else f"{start:%Y-%m-%d {clock}}–{end:%Y-%m-%d {clock}}"
+
+
 def device_label(row: Mapping[str, Any]) -> str:
     """An observed device with the computer that logged it: 'SQL01 · PhysicalDisk(1 E:)', 'vda' without one."""
     host = (row.get("host") or "").strip()
     return f"{host} · {row['device']}" if host else str(row["device"])
 
 
+def wait_label(row: Mapping[str, Any]) -> str:
+    """The server a wait (a mart_waits_vs_baseline row) was logged on, its computer and named instance:
+    'SQLPROD01 · INST1', 'SQL01' for a default instance (its sentence names the wait type)."""
+    host, instance = (row.get("host") or "").strip(), (row.get("instance") or "").strip()
+    return " · ".join(part for part in (host, instance) if part) or "SQL Server"
+
+
 def observed_span(row: Mapping[str, Any]) -> str:
-    """A mart_headroom row's intervals in words: '288 intervals, 2026-11-23 00:00 to 23:55'."""
+    """A mart_headroom row's intervals in words: '288 intervals, 2026-11-23 00:00 to 23:55, 12 in the busy hour'
+    (the busy hour's share where it is not the whole log)."""
     first, last = row.get("first_interval_start"), row.get("last_interval_start")
     counted = plural(row.get("intervals") or 0, "interval")
+    busy, total = row.get("busy_hour_intervals"), row.get("intervals") or 0
+    in_busy_hour = f", {busy:,} in the busy hour" if busy is not None and busy != total else ""
     if first is None or last is None:
-        return counted
+        return counted + in_busy_hour
     end = f"{last:%H:%M}" if last.date() == first.date() else f"{last:%Y-%m-%d %H:%M}"
-    return f"{counted}, {first:%Y-%m-%d %H:%M} to {end}"
+    return f"{counted}, {first:%Y-%m-%d %H:%M} to {end}{in_busy_hour}"
 
 
 def baseline_text(row: Mapping[str, Any]) -> str:

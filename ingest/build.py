@@ -82,6 +82,7 @@ _INCREMENTAL_MODELS = (
     "mart_unit_checks",
     "mart_production_vs_baseline",
     "mart_headroom",
+    "mart_waits_vs_baseline",
 )
 
 Progress = Callable[[str], None]

@@ -122,3 +122,92 @@
 {% macro latency_degraded(ratio_expr) -%}
     ({{ ratio_expr }} > {{ var('degradation_factor') }})
 {%- endmacro %}
+
+{#- The busy hour of each disk, host and device of `intervals` (rows with disk_key, host_key, device, interval_start,
+    interval_s, iops; host_key never null), and its intervals: the rows of `intervals` in it, with busy_hour_start,
+    busy_hour_end and busy_hour_whole_log. The busy hour is the clock hour (14:00–15:00, an interval counted in the
+    hour it starts in) whose intervals did the most I/O (IOPS × seconds; the earlier hour of a tie): a clock hour is
+    what a DBA's busy-hour report names and what a sliding window over a week of 15 s samples would cost a self-join
+    to find. Where the device's intervals cover less than an hour (first start to last end), or none has a time,
+    the whole log is its busy hour (start and end: the log's). -#}
+{% macro busy_hour_intervals(intervals) -%}
+    select
+        i.*,
+        b.busy_hour_start,
+        b.busy_hour_end,
+        b.busy_hour_whole_log
+    from {{ intervals }} as i
+    inner join (
+        select
+            spans.disk_key,
+            spans.host_key,
+            spans.device,
+            case when spans.whole_log then spans.first_start else hours.hour_start end as busy_hour_start,
+            case when spans.whole_log then spans.last_end else hours.hour_start + interval '1 hour' end
+                as busy_hour_end,
+            spans.whole_log as busy_hour_whole_log
+        from (
+            select
+                disk_key,
+                host_key,
+                device,
+                min(interval_start) as first_start,
+                max(interval_start + interval '1 second' * coalesce(interval_s, 0)) as last_end,
+                count(interval_start) = 0
+                    or max(interval_start + interval '1 second' * coalesce(interval_s, 0))
+                    < min(interval_start) + interval '1 hour' as whole_log
+            from {{ intervals }}
+            group by disk_key, host_key, device
+        ) as spans
+        left join (
+            select distinct on (disk_key, host_key, device)
+                disk_key,
+                host_key,
+                device,
+                date_trunc('hour', interval_start) as hour_start
+            from {{ intervals }}
+            where interval_start is not null
+            group by disk_key, host_key, device, date_trunc('hour', interval_start)
+            order by disk_key, host_key, device, sum(iops * coalesce(interval_s, 1)) desc, date_trunc('hour', interval_start)
+        ) as hours using (disk_key, host_key, device)
+    ) as b using (disk_key, host_key, device)
+    where b.busy_hour_whole_log or date_trunc('hour', i.interval_start) = b.busy_hour_start
+{%- endmacro %}
+
+{#- The computer an observed row names: the tool's host (Perfmon's `\\SQLPROD01\PhysicalDisk...`, iostat's header,
+    SQL Server's @@SERVERNAME), else the file's host label, without a SQL Server named instance: `SQLPROD01\INST1`
+    runs on the computer SQLPROD01 (observed_instance keeps INST1). Null where neither names one. -#}
+{% macro observed_host(tool_host, file_host) -%}
+    nullif(split_part(coalesce(nullif({{ tool_host }}, ''), {{ file_host }}), '\', 1), '')
+{%- endmacro %}
+
+{% macro observed_instance(tool_host, file_host) -%}
+    nullif(split_part(coalesce(nullif({{ tool_host }}, ''), {{ file_host }}), '\', 2), '')
+{%- endmacro %}
+
+{#- A computer's name compared without case (Windows writes SQLPROD01, a label or Linux sqlprod01: one computer):
+    the marts group hosts by it. -#}
+{% macro observed_host_key(host) -%}
+    lower(coalesce({{ host }}, ''))
+{%- endmacro %}
+
+{#- One spelling per computer of the disks in scope, of every way the disk's intervals and waits wrote it, so that
+    mart_headroom and mart_waits_vs_baseline name it alike: in capitals where a tool wrote it so (Windows' own
+    SQLPROD01), else in lower case (sqlprod01), else the first of the mixed spellings. Not min(host) alone: its
+    order of SQLPROD01 and sqlprod01 is the database's collation's, and DuckDB and PostgreSQL must agree. -#}
+{% macro observed_host_spellings() -%}
+    select
+        disk_key,
+        host_key,
+        coalesce(
+            max(case when host = upper(host) then host end),
+            max(case when host = lower(host) then host end),
+            min(host)
+        ) as host
+    from (
+        select disk_key, host_key, host from {{ ref('fct_observed_intervals') }} where {{ in_changed_disks() }}
+        union all
+        select disk_key, host_key, host from {{ ref('fct_observed_waits') }} where {{ in_changed_disks() }}
+    ) as named
+    group by disk_key, host_key
+{%- endmacro %}

@@ -19,7 +19,13 @@ from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.bundle import BundleError, import_bundle, mart_names, read_bundle
 
 # Marts of observed production load, which the sample data has none of (tests/test_observed.py bundles them).
-OBSERVED_MARTS = {"fct_observed_intervals", "fct_observed_waits", "mart_production_vs_baseline", "mart_headroom"}
+OBSERVED_MARTS = {
+    "fct_observed_intervals",
+    "fct_observed_waits",
+    "mart_production_vs_baseline",
+    "mart_headroom",
+    "mart_waits_vs_baseline",
+}
 STRIPE = "synthetic 4-disk Storage Spaces stripe (modelled) @ synthetic-sql01"
 
 

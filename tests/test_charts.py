@@ -422,3 +422,33 @@ def test_device_colours_are_never_the_disks():
     colors = charts.device_colors(rows, charts.DEVICE_PALETTE[0])
     assert list(colors) == ["sql01 · sda", "sql01 · sdb", "sql01 · sdc"]
     assert charts.DEVICE_PALETTE[0] not in colors.values() and len(set(colors.values())) == 3
+
+
+def test_production_time_chart_shades_each_devices_busy_hour():
+    from datetime import datetime
+
+    hour = {"busy_hour_start": datetime(2026, 11, 23, 9), "busy_hour_end": datetime(2026, 11, 23, 10)}
+    whole = {"busy_hour_start": datetime(2026, 11, 23, 9), "busy_hour_end": datetime(2026, 11, 23, 9, 2)}
+    rows = pl.DataFrame(
+        [
+            _headroom(busy_hour_whole_log=False, **hour),
+            _headroom(device="PhysicalDisk(2 F:)", busy_hour_whole_log=True, **whole),
+        ]
+    )
+    intervals = pl.concat(
+        [
+            _observed("sql01", "PhysicalDisk(1 E:)", [150.0, 900.0], [4.0, 6.0]),
+            _observed("SQL01", "PhysicalDisk(2 F:)", [50.0, 60.0], [1.0, 1.2]),
+        ]
+    )
+    fig = charts.production_time_figure(intervals, rows).to_plotly_json()["layout"]
+    # E:'s hour in both panels; F:'s whole log (its busy hour) is not marked, so the band is named for E: alone
+    assert [(s["x0"], s["x1"], s["yref"]) for s in fig["shapes"]] == [
+        (hour["busy_hour_start"], hour["busy_hour_end"], "y domain"),
+        (hour["busy_hour_start"], hour["busy_hour_end"], "y2 domain"),
+    ]
+    assert [a["text"] for a in fig["annotations"] if "busiest" in a["text"]] == [
+        "busiest hour of sql01 · PhysicalDisk(1 E:)"
+    ]
+    # F:'s intervals are drawn though their host is written in capitals (one computer in any case)
+    assert sum(1 for t in charts.production_time_figure(intervals, rows).data if t.name.endswith("F:)")) == 2

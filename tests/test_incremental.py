@@ -53,6 +53,7 @@ MARTS = (
     "fct_observed_waits",
     "mart_production_vs_baseline",
     "mart_headroom",
+    "mart_waits_vs_baseline",
 )
 # Few labels, so that changes move files into series that already hold other files' points, and out of them.
 DISKS = ("P10", "stripe", "nvme")

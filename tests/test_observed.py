@@ -4,6 +4,7 @@ models that place it on the disk's benchmark curve (headroom, degradation) on a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zipfile
@@ -277,15 +278,14 @@ def test_kneepoint_headroom_prints_one_sentence_per_device_and_json(placed, caps
     assert main(["headroom", "--db", str(placed)]) == 0
     out = capsys.readouterr().out
     assert (
-        "p95 load is 135,000 IOPS at 0.29 ms: 1.3× below saturation; latency at that load is 6.1× the baseline's"
-        in " ".join(out.split())
+        "p95 load is 135,000 IOPS at 0.29 ms over the whole log, 2026-11-02 09:00:00–09:05:15 (under an hour): 1.3× "
+        "below saturation; latency at that load is 6.1× the baseline's" in " ".join(out.split())
     )
     assert "the disk is slower than when it was benchmarked" in " ".join(out.split())
-    assert "p95 load is 60,000 IOPS at 0.02 ms: 3× below saturation; latency at that load is 1.5× the baseline's" in (
-        " ".join(out.split())
-    )
+    assert "p95 load is 60,000 IOPS at 0.02 ms over the whole log" in " ".join(out.split())
+    assert "(under an hour): 3× below saturation; latency at that load is 1.5× the baseline's" in " ".join(out.split())
     assert main(["headroom", "--db", str(placed), "--disk", "vda", "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    rows = json.loads(capsys.readouterr().out)["devices"]
     assert [r["device"] for r in rows] == ["PhysicalDisk(1 E:)", "PhysicalDisk(2 F:)"]
     assert rows[0]["degraded"] is True and rows[0]["sentence"].startswith("p95 load is 135,000 IOPS")
     assert main(["headroom", "--db", str(placed), "--disk", "other disk"]) == 1
@@ -306,3 +306,282 @@ def test_the_baseline_is_named_with_the_observed_size_per_io():
     assert w.baseline_text(row) == "random read 8 KiB, the nearest to 10.4 KiB per I/O, 70% reads"
     assert w.baseline_text({**row, "bytes_per_io": 8192.2}).endswith("the nearest to 8 KiB per I/O, 70% reads")
     assert w.fmt_io_size(512) == "512 B" and w.fmt_io_size(3 * 2**20 + 40_000) == "3.04 MiB"
+
+
+# -- the busy hour ------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def busy_day(tmp_path_factory) -> Path:
+    """Three hours of 5-minute Perfmon intervals of E: from 09:00 (no benchmark: the percentiles need none): 09:xx at
+    1,000 + 10 i IOPS, 10:xx at 3,000 + 100 i IOPS and 2 + 0.2 i ms (i = 0..11, the busiest), 11:xx at 2,000 IOPS;
+    a since_boot average of 90,000 IOPS at 10:30 (left out, or it would make 10:xx busier still). F: 40 minutes
+    across a clock hour (09:40 to 10:20), so its whole log is its busy hour. G: no times at all."""
+    db = tmp_path_factory.mktemp("busy") / "w.duckdb"
+    e = [interval(i, 1_000.0 + 10 * i, 1.0, interval_s=300.0) for i in range(12)]
+    e += [interval(12 + i, 3_000.0 + 100 * i, 2.0 + 0.2 * i, interval_s=300.0) for i in range(12)]
+    e += [interval(24 + i, 2_000.0, 1.5, interval_s=300.0) for i in range(12)]
+    e += [interval(6, 90_000.0, 9.0, interval_s=300.0, start="2026-11-02T10:00:00", since_boot=True)]
+    f = [
+        interval(i, 500.0 + 100 * i, 1.0, interval_s=300.0, device="PhysicalDisk(2 F:)", start="2026-11-02T09:40:00")
+        for i in range(8)
+    ]
+    g = [
+        interval(i, 700.0 + 100 * i, 1.0, device="sdc", host="db-linux", tool="iostat", device_kind="block_device")
+        for i in range(5)
+    ]
+    g = [dataclasses.replace(r, interval_start=None) for r in g]
+    ingest_observed(db, e + f + g, disk="E drive")
+    return db
+
+
+def test_the_percentiles_are_the_busy_hours(busy_day):
+    from datetime import datetime
+
+    rows = headroom_rows(busy_day)
+    e = rows["PhysicalDisk(1 E:)"]
+    assert (e["busy_hour_start"], e["busy_hour_end"]) == (datetime(2026, 11, 2, 10), datetime(2026, 11, 2, 11))
+    assert e["busy_hour_whole_log"] is False
+    assert e["intervals"] == 36 and e["busy_hour_intervals"] == 12
+    # 12 values 3,000 .. 4,100: p50 halfway between the 6th and 7th, p95 0.45 of the way from the 11th to the 12th
+    assert e["iops_p50"] == pytest.approx(3_550.0)
+    assert e["iops_p95"] == pytest.approx(4_000.0 + 0.45 * 100)
+    assert e["latency_avg_ms_p95"] == pytest.approx(4.0 + 0.45 * 0.2)
+    assert w.headroom_sentence(e).startswith(
+        "p95 load is 4,045 IOPS at 4.09 ms in the busiest hour, 2026-11-02 10:00–11:00; no benchmark of this disk"
+    )
+    f = rows["PhysicalDisk(2 F:)"]
+    # 09:40 to 10:20 (the last interval starts at 10:15 and lasts 5 minutes): under an hour, every interval counts
+    assert f["busy_hour_whole_log"] is True and f["busy_hour_intervals"] == f["intervals"] == 8
+    assert (f["busy_hour_start"], f["busy_hour_end"]) == (datetime(2026, 11, 2, 9, 40), datetime(2026, 11, 2, 10, 20))
+    assert f["iops_p50"] == pytest.approx(850.0)
+    assert w.busy_hour_text(f) == "over the whole log, 2026-11-02 09:40–10:20 (under an hour)"
+    g = rows["sdc"]
+    assert g["busy_hour_whole_log"] is True and g["busy_hour_start"] is None and g["busy_hour_intervals"] == 5
+    assert w.busy_hour_text(g) == "over the whole log (no times logged)"
+
+
+def test_kneepoint_headroom_says_the_busy_hour(busy_day, capsys):
+    assert main(["headroom", "--db", str(busy_day)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "in the busiest hour, 2026-11-02 10:00–11:00" in out and "12 of 36 intervals in the busy hour" in out
+    assert main(["headroom", "--db", str(busy_day), "--json"]) == 0
+    rows = {r["device"]: r for r in json.loads(capsys.readouterr().out)["devices"]}
+    e = rows["PhysicalDisk(1 E:)"]
+    assert e["busy_hour_start"] == "2026-11-02T10:00:00" and e["busy_hour_end"] == "2026-11-02T11:00:00"
+
+
+def test_the_busy_hour_rule_is_checked(busy_day, tmp_path):
+    """assert_observed_rules_hold finds a busy hour moved to a quieter hour."""
+    import shutil
+
+    from kneepoint.ingest.build import run_model_tests
+
+    db = tmp_path / "w.duckdb"
+    shutil.copy(busy_day, db)
+    assert not run_model_tests(db, ["assert_observed_rules_hold"])
+    con = duckdb.connect(str(db))
+    try:
+        con.execute(
+            "UPDATE mart_headroom SET busy_hour_start = busy_hour_start + INTERVAL 1 HOUR, "
+            "busy_hour_end = busy_hour_end + INTERVAL 1 HOUR WHERE NOT busy_hour_whole_log"
+        )
+    finally:
+        con.close()
+    assert [f.split(":")[0] for f in run_model_tests(db, ["assert_observed_rules_hold"])] == [
+        "assert_observed_rules_hold"
+    ]
+
+
+def test_the_busy_hour_is_said_across_midnight():
+    from datetime import datetime
+
+    assert w.time_span(datetime(2026, 11, 2, 23), datetime(2026, 11, 3)) == "2026-11-02 23:00–00:00"
+    assert w.time_span(datetime(2026, 11, 2, 23, 50), datetime(2026, 11, 3, 0, 20)) == (
+        "2026-11-02 23:50–2026-11-03 00:20"
+    )
+
+
+# -- SQL Server waits against the baseline ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def waited(tmp_path_factory) -> Path:
+    """The fio 4 KiB random-read sweep as disk `vda @ vm`, and SQL Server snapshots of SQL01 on it: in one file, two
+    60 s intervals of file statistics (data.mdf reading 4 KiB at 50,000 / 60,000 reads/s, tempdb.mdf at 80,000 /
+    80,000: the server read 130,000 then 140,000/s) with PAGEIOLATCH_SH (7 ms per waiting task, 120 tasks/s) and
+    WRITELOG (no writes to place it by) in the same intervals, and a since-boot PAGEIOLATCH_SH of 900 ms (left
+    out); in another file PAGEIOLATCH_EX alone, without file statistics."""
+    db = tmp_path_factory.mktemp("waited") / "w.duckdb"
+    report = ingest_inputs(db, iter_paths(sorted((SAMPLE / "fio").glob("randread-4k-*.json"))), disk="vda", host="vm")
+    assert not report.errors
+    sql = dict(interval_s=60.0, tool="sqlserver", device_kind="database_file")
+    records = [
+        interval(0, 50_000.0, 0.2, device="data.mdf", **sql),
+        interval(1, 60_000.0, 0.2, device="data.mdf", **sql),
+    ]
+    records += [interval(i, 80_000.0, 0.2, device="tempdb.mdf", **sql) for i in range(2)]
+    records += [waits(i) for i in range(2)] + [waits(i, "WRITELOG") for i in range(2)]
+    boot = waits(2)
+    records.append(dataclasses.replace(boot, since_boot=True, avg_wait_ms=900.0, wait_ms_per_s=108_000.0))
+    con = connect(db)
+    try:
+        store_observed(con, records, disk="vda", host="vm", name="dmv.txt", fmt="sqlserver_dmv")
+        store_observed(con, [waits(0, "PAGEIOLATCH_EX")], disk="vda", host="vm", name="waits.txt", fmt="sqlserver_dmv")
+    finally:
+        con.close()
+    build_models(db).raise_for_failure()
+    return db
+
+
+def wait_rows(db: Path) -> dict[str, dict]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        cur = con.execute("SELECT * FROM mart_waits_vs_baseline")
+        names = [d[0] for d in cur.description]
+        return {row[names.index("wait_type")]: dict(zip(names, row, strict=True)) for row in cur.fetchall()}
+    finally:
+        con.close()
+
+
+def test_a_page_read_wait_is_placed_at_the_servers_reads(waited):
+    rows = wait_rows(waited)
+    assert set(rows) == {"PAGEIOLATCH_SH", "PAGEIOLATCH_EX", "WRITELOG"}
+    sh = rows["PAGEIOLATCH_SH"]
+    # the since-boot total (900 ms a wait) is left out: two intervals of 840 ms waited by 120 tasks each second
+    assert sh["intervals"] == 2 and sh["intervals_with_io"] == 2
+    assert sh["avg_wait_ms"] == pytest.approx(7.0) and sh["waiting_tasks_per_s"] == pytest.approx(120.0)
+    # reads summed over the server's files, averaged over the two minutes: (130,000 + 140,000) / 2
+    assert sh["iops"] == pytest.approx(135_000.0) and sh["bytes_per_io"] == pytest.approx(4096.0)
+    assert sh["series_id"] == "vda @ vm | random read 100% read 4096 B read"
+    (x0, y0), (x1, y1) = FIO_QD4, FIO_QD8
+    baseline_ms = y0 + (135_000.0 - x0) / (x1 - x0) * (y1 - y0)
+    assert sh["baseline_latency_at_iops_ms"] == pytest.approx(baseline_ms, rel=1e-9)
+    assert sh["latency_ratio"] == pytest.approx(7.0 / baseline_ms, rel=1e-9) and sh["degraded"] is True
+    assert w.wait_sentence(sh) == (
+        "PAGEIOLATCH_SH waits 7 ms per waiting task (120 tasks/s) at 135,000 reads/s: 148× the baseline's read "
+        "latency at that load (0.0474 ms) — the disk is slower than when it was benchmarked"
+    )
+    # WRITELOG: the files wrote nothing in those intervals; PAGEIOLATCH_EX: no file statistics with it at all
+    log, ex = rows["WRITELOG"], rows["PAGEIOLATCH_EX"]
+    assert log["iops"] == 0.0 and log["series_id"] is None and log["degraded"] is None
+    assert w.wait_sentence(log).endswith(
+        "at 0 writes/s: the server's files saw no writes in those snapshots to place it by"
+    )
+    assert ex["intervals_with_io"] == 0 and ex["iops"] is None and ex["series_id"] is None
+    assert "no file statistics captured with these waits" in w.wait_sentence(ex)
+
+
+def test_the_wait_is_said_by_the_cli_and_its_rule_is_checked(waited, capsys, tmp_path):
+    import shutil
+
+    from kneepoint.ingest.build import run_model_tests
+
+    assert main(["headroom", "--db", str(waited)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "vda @ vm · SQL01 · SQL Server waits PAGEIOLATCH_EX waits 7 ms per waiting task" in out
+    assert "PAGEIOLATCH_SH waits 7 ms per waiting task (120 tasks/s) at 135,000 reads/s: 148×" in out
+    assert main(["headroom", "--db", str(waited), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [r["wait_type"] for r in shown["waits"]] == ["PAGEIOLATCH_EX", "PAGEIOLATCH_SH", "WRITELOG"]
+    assert shown["waits"][1]["sentence"] == w.wait_sentence(wait_rows(waited)["PAGEIOLATCH_SH"])
+    # a wait's flag that no longer follows from its ratio is found
+    db = tmp_path / "w.duckdb"
+    shutil.copy(waited, db)
+    assert not run_model_tests(db, ["assert_observed_rules_hold"])
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("UPDATE mart_waits_vs_baseline SET degraded = false WHERE wait_type = 'PAGEIOLATCH_SH'")
+    finally:
+        con.close()
+    assert [f.split(":")[0] for f in run_model_tests(db, ["assert_observed_rules_hold"])] == [
+        "assert_observed_rules_hold"
+    ]
+
+
+# -- one computer, however its tools write it ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def one_server(tmp_path_factory) -> Path:
+    """Files of disk `SAN LUN 4` labelled on host sqlprod01, each naming the computer its own way: Perfmon's
+    `\\\\SQLPROD01\\PhysicalDisk(1 E:)` at 09:00, another Perfmon log of the same drive writing `sqlprod01` at 09:01,
+    SQL Server's @@SERVERNAME `SQLPROD01\\INST1` (file statistics and waits) and `sqlprod01\\INST2` (waits), and an
+    iostat report that names no host (the file's label then)."""
+    db = tmp_path_factory.mktemp("one-server") / "w.duckdb"
+    sql = dict(interval_s=60.0, tool="sqlserver", device_kind="database_file")
+    files = [
+        [interval(i, 1_000.0, 2.0, host="SQLPROD01") for i in range(4)],
+        [interval(i, 3_000.0, 2.0, host="sqlprod01", start="2026-11-02T09:01:00") for i in range(4)],
+        [interval(i, 500.0, 4.0, host="SQLPROD01\\INST1", device="SalesDB file_id 1", **sql) for i in range(2)]
+        + [waits(i, host="SQLPROD01\\INST1") for i in range(2)],
+        [waits(0, host="sqlprod01\\INST2")],
+        [interval(i, 200.0, 1.0, host=None, device="sdb", tool="iostat", device_kind="block_device") for i in range(3)],
+    ]
+    con = connect(db)
+    try:
+        for n, records in enumerate(files):
+            store_observed(con, records, disk="SAN LUN 4", host="sqlprod01", name=f"log{n}.txt")
+    finally:
+        con.close()
+    build_models(db).raise_for_failure()
+    return db
+
+
+def test_a_computer_is_one_host_in_any_case_and_an_instance_is_no_host(one_server):
+    con = duckdb.connect(str(one_server), read_only=True)
+    try:
+        facts = set(
+            con.execute("SELECT DISTINCT host, host_key, instance, device FROM fct_observed_intervals").fetchall()
+        )
+        headroom = con.execute("SELECT host, host_key, device, intervals FROM mart_headroom ORDER BY device").fetchall()
+        waited = con.execute(
+            "SELECT host, instance, wait_type, intervals FROM mart_waits_vs_baseline ORDER BY instance"
+        ).fetchall()
+        wait_hosts = set(con.execute("SELECT DISTINCT host, host_key, instance FROM fct_observed_waits").fetchall())
+    finally:
+        con.close()
+    # the tools' spellings kept in the fact, compared by host_key; the instance apart, and in front of its files
+    assert facts == {
+        ("SQLPROD01", "sqlprod01", None, "PhysicalDisk(1 E:)"),
+        ("sqlprod01", "sqlprod01", None, "PhysicalDisk(1 E:)"),
+        ("SQLPROD01", "sqlprod01", "INST1", "INST1: SalesDB file_id 1"),
+        ("sqlprod01", "sqlprod01", None, "sdb"),
+    }
+    assert wait_hosts == {("SQLPROD01", "sqlprod01", "INST1"), ("sqlprod01", "sqlprod01", "INST2")}
+    # one host, one spelling: E: is one device of both Perfmon logs' 8 intervals
+    assert headroom == [
+        ("SQLPROD01", "sqlprod01", "INST1: SalesDB file_id 1", 2),
+        ("SQLPROD01", "sqlprod01", "PhysicalDisk(1 E:)", 8),
+        ("SQLPROD01", "sqlprod01", "sdb", 3),
+    ]
+    # two instances' waits stay apart, on the same computer, named as the devices are
+    assert waited == [("SQLPROD01", "INST1", "PAGEIOLATCH_SH", 2), ("SQLPROD01", "INST2", "PAGEIOLATCH_SH", 1)]
+    assert (
+        w.wait_label({"host": "SQLPROD01", "instance": "INST2", "wait_type": "PAGEIOLATCH_SH"}) == "SQLPROD01 · INST2"
+    )
+    assert w.wait_label({"host": "SQLPROD01", "instance": "", "wait_type": "WRITELOG"}) == "SQLPROD01"
+
+
+def test_the_cli_names_one_computer_once(one_server, capsys):
+    assert main(["headroom", "--db", str(one_server)]) == 0
+    out = capsys.readouterr().out
+    # the label ends with the computer's name (in another case): said once
+    assert "SAN LUN 4 @ sqlprod01 · PhysicalDisk(1 E:)" in out and "SQLPROD01 ·" not in out
+    assert "SAN LUN 4 @ sqlprod01 · INST1: SQL Server waits" in out
+    assert "SAN LUN 4 @ sqlprod01 · INST2: SQL Server waits" in out
+
+
+def test_anonymization_keeps_one_computer_and_its_instances_apart(tmp_path):
+    db = tmp_path / "w.duckdb"
+    con = connect(db)
+    try:
+        records = [interval(0, 1_000.0, 2.0, host="SQLPROD01"), interval(1, 1_000.0, 2.0, host="sqlprod01")]
+        records += [waits(0, host="SQLPROD01\\INST1"), waits(0, "WRITELOG", host="SQLPROD01\\INST2")]
+        store_observed(con, records, disk="SAN LUN 4")
+        tables = {t: con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in schema.RAW_TABLES}
+    finally:
+        con.close()
+    out = Anonymizer().raw_tables(tables)
+    assert [r["host"] for r in out["raw_intervals"].to_pylist()] == ["Host 1", "Host 1"]
+    assert [r["host"] for r in out["raw_waits"].to_pylist()] == ["Host 1\\Instance 1", "Host 1\\Instance 2"]

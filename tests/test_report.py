@@ -19,7 +19,7 @@ from kneepoint.app import wording as w
 from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.report import build_report
 from kneepoint.ingest import __version__
-from tests.helpers import SAMPLE
+from tests.helpers import ROOT, SAMPLE
 from tests.test_anonymize import build_planted
 
 FIO_DISK = "sample vda (virtio, fio sweep) @ kneepoint-dev-vm"
@@ -118,11 +118,15 @@ def test_production_section_says_each_device_and_draws_it_on_its_baseline(html: 
     assert '<a href="#production">Production vs baseline</a>' in html
     # sample_data/iostat (vda, slower than its cache-fed fio sweep) and sample_data/perfmon (the P10's E: drive)
     assert (
-        "<strong>kneepoint-dev-vm · vda</strong>: p95 load is 46,240 IOPS at 0.086 ms: 3.8× below saturation; "
-        "latency at that load is 6.5× the baseline&#39;s — the disk is slower than when it was benchmarked"
+        "<strong>kneepoint-dev-vm · vda</strong>: p95 load is 50,636 IOPS at 0.088 ms in the busiest hour, "
+        "2026-11-23 12:00–13:00: 3.5× below saturation; latency at that load is 6.7× the baseline&#39;s — the disk "
+        "is slower than when it was benchmarked"
     ) in section
-    assert "<strong>SYNTHETIC-SQL01 · PhysicalDisk(1 E:)</strong>: p95 load is 920 IOPS at 5.23 ms" in section
-    assert "Baseline: random read 8 KiB, the nearest to 8 KiB per I/O, 70% reads. perfmon: 288 intervals" in section
+    assert "<strong>SYNTHETIC-SQL01 · PhysicalDisk(1 E:)</strong>: p95 load is 1,107 IOPS at 5.46 ms" in section
+    assert (
+        "Baseline: random read 8 KiB, the nearest to 8 KiB per I/O, 70% reads. perfmon: 288 intervals, 2026-11-23 "
+        "00:00 to 23:55, 12 in the busy hour"
+    ) in section
     titles = [f["figure"]["layout"]["title"]["text"] for f in _figures(section)]
     assert titles == [
         f"Production vs baseline on {FIO_DISK}: observed load on random read 4 KiB, mean latency vs IOPS",
@@ -135,6 +139,23 @@ def test_production_section_says_each_device_and_draws_it_on_its_baseline(html: 
     assert len(cloud["x"]) == 288
     over_time = _figures(section)[3]["figure"]
     assert any(t["name"] == "saturation of the baseline (random read 8 KiB): 2,053 IOPS" for t in over_time["data"])
+
+
+def test_production_section_says_a_servers_waits(source: Path, tmp_path: Path):
+    db = tmp_path / "w.duckdb"
+    shutil.copy(source, db)
+    dmv = ROOT / "tests" / "fixtures" / "sqlserver_dmv" / "ssms-text-two-snapshots-waitfor.txt"
+    assert (
+        main(["ingest", str(dmv), "--db", str(db), "--disk", "synthetic P10 (modelled)", "--host", "synthetic-sql01"])
+        == 0
+    )
+    report = build_report(db, disks=[P10_DISK])
+    section = report.html[report.html.index('<section id="production">') : report.html.index('<section id="sql">')]
+    assert (
+        "<strong>SYNTHETIC-SQL01</strong>: PAGEIOLATCH_SH waits 6.17 ms per waiting task (612 "
+        "tasks/s) at 748 reads/s: 1.2× the baseline&#39;s read latency at that load (5.11 ms)"
+    ) in section
+    assert "Baseline: random write 64 KiB, the nearest to 52.2 KiB per I/O, 0% reads." in section
 
 
 def test_production_section_only_when_a_disk_in_scope_has_observed_load(source: Path):

@@ -561,7 +561,7 @@ def cmd_saturation(args: argparse.Namespace) -> int:
 
 
 def cmd_headroom(args: argparse.Namespace) -> int:
-    from kneepoint.app.cli.headroom import MissingModels, headroom_rows, report_lines, to_json
+    from kneepoint.app.cli.headroom import MissingModels, headroom_rows, report_lines, to_json, wait_rows
 
     if (failed := _catch_up(args.db)) is not None:
         return failed
@@ -570,10 +570,11 @@ def cmd_headroom(args: argparse.Namespace) -> int:
     except MissingModels as exc:
         print(f"kneepoint headroom: {exc}", file=sys.stderr)
         return EXIT_FAIL
+    waits = wait_rows(args.db, [r["disk_key"] for r in rows])
     if args.json:
-        print(to_json(rows))
+        print(to_json(rows, waits))
     else:
-        print("\n".join(printable(line) for line in report_lines(rows)))
+        print("\n".join(printable(line) for line in report_lines(rows, waits)))
     return EXIT_OK
 
 

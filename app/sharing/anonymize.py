@@ -109,6 +109,7 @@ MIN_LITERAL = 3
 PREFIXES = {
     "disk": "Disk",
     "host": "Host",
+    "instance": "Instance",
     "tag": "Tag",
     "file": "File",
     "target": "Target",
@@ -175,6 +176,14 @@ class Anonymizer:
             self._literals[value.lower()] = pseudonym
             self._literal_re = None
         return pseudonym
+
+    def server(self, original: str | None) -> str | None:
+        """An observed row's host: the computer's pseudonym, and a SQL Server named instance's apart
+        (`SQLPROD01\\INST1` -> `Host 1\\Instance 1`), so that the computer stays one host in the models."""
+        if original is None or "\\" not in original:
+            return self.literal("host", original)
+        computer, instance = original.split("\\", 1)
+        return f"{self.literal('host', computer)}\\{self.literal('instance', instance)}"
 
     def file_name(self, name: str) -> str:
         """'File 3.json': a pseudonym keeping a plain extension, so a vendor still sees what kind of file it was."""
@@ -280,7 +289,7 @@ class Anonymizer:
         observed = {name: tables[name].to_pylist() for name in ("raw_intervals", "raw_waits") if name in tables}
         for rows in observed.values():
             for r in rows:
-                self.literal("host", r["host"])
+                self.server(r["host"])
         for text in _texts(files, meta, io, tables):
             self.learn(text)
         targets = {}
@@ -320,7 +329,7 @@ class Anonymizer:
         # The host a counter log names is a computer name, also inside a device name (device_name).
         for name, rows in observed.items():
             for r in rows:
-                r["host"] = self.literal("host", r["host"])
+                r["host"] = self.server(r["host"])
                 r["tool_version"] = self.scrub(r["tool_version"])
                 if "device" in r:
                     r["device"] = self.device_name(r["device"])

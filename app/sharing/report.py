@@ -245,6 +245,8 @@ def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = L
     data["statements"] = queries.statements(keys, db=db) if "fct_query_time" in tables and keys else pl.DataFrame()
     # observed production load, in scope when a chosen disk has some (mart_headroom: one row per host and device)
     data["headroom"] = queries.headroom(keys, db) if "mart_headroom" in tables and keys else pl.DataFrame()
+    # and its servers' SQL Server I/O waits against the same baseline (mart_waits_vs_baseline)
+    data["waits"] = queries.waits(keys, db) if "mart_waits_vs_baseline" in tables and keys else pl.DataFrame()
     # Files stored in one batch share their commit time: the labels and bytes then order them, the same on any engine.
     files = _read(db, "SELECT * FROM dim_files ORDER BY ingested_at, file_name, disk, host, sha256")
     data["files"] = files.filter(
@@ -947,6 +949,10 @@ def _production(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Per disk with observed production load: each host and device in one sentence (headroom, degradation), the
     baseline it was placed on and the intervals counted."""
     out = []
+    waits = data.get("waits")
+    waits = (
+        waits if waits is not None and not waits.is_empty() else pl.DataFrame({"disk_key": []}, {"disk_key": pl.Utf8})
+    )
     for disk in _production_disks(data):
         rows = data["headroom"].filter(pl.col("disk_key") == disk)
         devices = charts.device_colors(rows, data["colors"].get(disk, charts.PALETTE[0]))
@@ -963,6 +969,14 @@ def _production(data: dict[str, Any]) -> list[dict[str, Any]]:
                         "span": f"{r['tool']}: {w.observed_span(r)}",
                     }
                     for r in rows.iter_rows(named=True)
+                ],
+                "waits": [
+                    {
+                        "name": w.wait_label(r),
+                        "sentence": w.wait_sentence(r),
+                        "baseline": w.baseline_text(r) if r["series_id"] is not None else None,
+                    }
+                    for r in waits.filter(pl.col("disk_key") == disk).iter_rows(named=True)
                 ],
             }
         )

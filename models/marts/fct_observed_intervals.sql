@@ -2,7 +2,10 @@
 -- log, an iostat report or SQL Server's file statistics recorded, in the benchmark's words (IOPS, bytes per I/O,
 -- read share, mean latency, outstanding I/O). `disk_key` is the file's disk label (and host label), the one a
 -- benchmark of the same disk carries: the production-vs-baseline marts place the interval on that disk's curves.
--- `host` is the computer the tool names, else the file's host label.
+-- `host` is the computer the tool names, else the file's host label, without a SQL Server named instance
+-- (macros/observed.sql observed_host: `SQLPROD01\INST1` is the computer SQLPROD01, the instance goes to `instance`
+-- and in front of the device, `INST1: SalesDB ...`, so that two instances' files stay apart); `host_key` is it
+-- in lower case, what the marts compare (SQLPROD01 and sqlprod01 are one computer).
 -- Incremental by file: a change replaces every row of the files it touched; the hooks note the disks those rows
 -- belonged to before and after (a relabel moves them), which the production-vs-baseline marts then recompute.
 {{
@@ -40,8 +43,10 @@ final as (
         rates.file_id || ':' || rates.record_index as observed_interval_id,
         {{ disk_key('files.disk', 'files.host') }} as disk_key,
         files.disk,
-        coalesce(nullif(rates.host, ''), files.host) as host,
-        rates.device,
+        {{ observed_host('rates.host', 'files.host') }} as host,
+        {{ observed_host_key(observed_host('rates.host', 'files.host')) }} as host_key,
+        {{ observed_instance('rates.host', 'files.host') }} as instance,
+        coalesce({{ observed_instance('rates.host', 'files.host') }} || ': ', '') || rates.device as device,
         rates.device_kind,
         -- Perfmon's _Total instance sums the other instances of its object: never a device of its own
         position('_Total' in rates.device) > 0 as is_total_instance,

@@ -1,7 +1,9 @@
--- Grain: one row per disk, host and device (disk_key, host, device) with observed load: its busy-hour percentiles
--- (p50 / p95 / p99 of IOPS and of mean latency over its intervals, leaving out the since_boot averages and
--- Perfmon's _Total instances), placed on the nearest benchmark series of the same disk (macros/observed.sql; the
--- workload being the device's bytes per I/O and read share over all of those intervals):
+-- Grain: one row per disk, host and device (disk_key, host_key: the host without case, device) with observed load:
+-- its busy-hour percentiles
+-- (p50 / p95 / p99 of IOPS and of mean latency over the intervals of its busy hour, macros/observed.sql
+-- busy_hour_intervals: the clock hour with the most I/O, the whole log where it covers less than an hour; the
+-- since_boot averages and Perfmon's _Total instances left out), placed on the nearest benchmark series of the same
+-- disk (macros/observed.sql; the workload being the device's bytes per I/O and read share over its busy hour):
 --   headroom       = the series' saturation IOPS (mart_saturation_points) / the observed p95 IOPS
 --   latency_ratio  = the observed p95 latency / the baseline's latency at the observed p95 IOPS
 --   degraded       = latency_ratio > var degradation_factor (2 unless said)
@@ -12,37 +14,86 @@
     indexes=kp_key_indexes('disk_key')
 ) }}
 with intervals as (
-    select * from {{ ref('fct_observed_intervals') }}
+    select
+        disk_key,
+        disk,
+        coalesce(host_key, '') as host_key,
+        coalesce(host, '') as host,
+        device,
+        device_kind,
+        tool,
+        interval_start,
+        interval_s,
+        iops,
+        reads_per_s,
+        throughput_bytes_per_s,
+        latency_avg_ms,
+        outstanding_io_source
+    from {{ ref('fct_observed_intervals') }}
     where not since_boot and not is_total_instance and iops is not null and {{ in_changed_disks() }}
 ),
 
-devices as (
+busy_hour as (
+    {{ busy_hour_intervals('intervals') }}
+),
+
+spans as (
     select
-        disk_key || ' | ' || coalesce(host, '') || ' | ' || device as observed_device_id,
+        disk_key,
+        host_key,
+        device,
+        count(*) as intervals,
+        min(interval_start) as first_interval_start,
+        max(interval_start) as last_interval_start
+    from intervals
+    group by disk_key, host_key, device
+),
+
+busy_devices as (
+    select
+        disk_key || ' | ' || host_key || ' | ' || device as observed_device_id,
         disk_key,
         min(disk) as disk,
-        coalesce(host, '') as host,
+        host_key,
         device,
         min(device_kind) as device_kind,
         min(tool) as tool,
-        count(*) as intervals,
-        min(interval_start) as first_interval_start,
-        max(interval_start) as last_interval_start,
+        min(busy_hour_start) as busy_hour_start,
+        min(busy_hour_end) as busy_hour_end,
+        bool_and(busy_hour_whole_log) as busy_hour_whole_log,
+        count(*) as busy_hour_intervals,
         percentile_cont(0.5) within group (order by iops) as iops_p50,
         percentile_cont(0.95) within group (order by iops) as iops_p95,
         percentile_cont(0.99) within group (order by iops) as iops_p99,
         percentile_cont(0.5) within group (order by latency_avg_ms) as latency_avg_ms_p50,
         percentile_cont(0.95) within group (order by latency_avg_ms) as latency_avg_ms_p95,
         percentile_cont(0.99) within group (order by latency_avg_ms) as latency_avg_ms_p99,
-        -- the device's workload over its intervals: bytes and reads over every I/O (an interval of unknown length
+        -- the device's workload over its busy hour: bytes and reads over every I/O (an interval of unknown length
         -- weighs as one second)
         sum(throughput_bytes_per_s * coalesce(interval_s, 1)) / nullif(sum(iops * coalesce(interval_s, 1)), 0)
             as bytes_per_io,
         100.0 * sum(coalesce(reads_per_s, 0) * coalesce(interval_s, 1)) / nullif(sum(iops * coalesce(interval_s, 1)), 0)
             as read_pct,
         max(case when outstanding_io_source = 'logged' then 1 else 0 end) = 1 as queue_length_logged
-    from intervals
-    group by disk_key, coalesce(host, ''), device
+    from busy_hour
+    group by disk_key, host_key, device
+),
+
+host_spellings as (
+    {{ observed_host_spellings() }}
+),
+
+devices as (
+    -- one spelling of the computer's name for every way its tools and labels wrote it
+    select
+        busy_devices.*,
+        coalesce(host_spellings.host, '') as host,
+        spans.intervals,
+        spans.first_interval_start,
+        spans.last_interval_start
+    from busy_devices
+    inner join spans using (disk_key, host_key, device)
+    left join host_spellings using (disk_key, host_key)
 ),
 
 series as (
@@ -74,12 +125,17 @@ final as (
         d.disk_key,
         d.disk,
         d.host,
+        d.host_key,
         d.device,
         d.device_kind,
         d.tool,
         d.intervals,
         d.first_interval_start,
         d.last_interval_start,
+        d.busy_hour_start,
+        d.busy_hour_end,
+        d.busy_hour_whole_log,
+        d.busy_hour_intervals,
         d.iops_p50,
         d.iops_p95,
         d.iops_p99,

@@ -302,8 +302,8 @@ def test_production_page_places_the_load_on_the_curve(warehouse):
     # sample_data/iostat/synthetic-vda-day-iostat.txt on the fio sweep's random read 4 KiB curve, whose one I/O in
     # flight took 0.013 ms (randread-4k-jobs1.json) and which saturates at 177,525 IOPS (line 2424)
     sentence = (
-        "p95 load is 46,240 IOPS at 0.086 ms: 3.8× below saturation; latency at that load is 6.5× the baseline's — "
-        "the disk is slower than when it was benchmarked"
+        "p95 load is 50,636 IOPS at 0.088 ms in the busiest hour, 2026-11-23 12:00–13:00: 3.5× below saturation; "
+        "latency at that load is 6.7× the baseline's — the disk is slower than when it was benchmarked"
     )
     assert f"**kneepoint-dev-vm · vda**: {sentence}" in html.unescape(markdown(at))
     assert "Baseline: random read 4 KiB, the nearest to 4 KiB per I/O, 80% reads." in markdown(at)
@@ -317,11 +317,15 @@ def test_production_page_places_the_load_on_the_curve(warehouse):
     assert curve["layout"]["xaxis"]["title"]["text"].startswith("IOPS")
     assert curve["layout"]["yaxis"]["title"]["text"].startswith("Mean latency (ms)")
     # the sentence over the chart too (an exported image says it), in the device's colour
-    assert "kneepoint-dev-vm · vda: p95 load is 46,240 IOPS" in html.unescape(" ".join(annotations(curve)))
+    assert "kneepoint-dev-vm · vda: p95 load is 50,636 IOPS" in html.unescape(" ".join(annotations(curve)))
     line = next(t for t in over_time["data"] if t["name"].startswith("saturation of the baseline"))
     assert line["name"] == "saturation of the baseline (random read 4 KiB): 177,525 IOPS"
     assert line["y"] == [pytest.approx(177525.11872)] * 2
     assert over_time["layout"]["xaxis2"]["title"]["text"] == "Time (the logging tool's clock)"
+    # the busy hour the percentiles are over, shaded in both panels and named once
+    bands = [(b["x0"], b["x1"]) for b in over_time["layout"]["shapes"]]
+    assert bands == [("2026-11-23T12:00:00", "2026-11-23T13:00:00")] * 2
+    assert "busiest hour" in annotations(over_time)
     assert over_time["layout"]["yaxis"]["title"]["text"].startswith("IOPS")
 
 
@@ -330,11 +334,33 @@ def test_production_page_of_a_disk_as_fast_as_benchmarked(warehouse):
     assert not at.exception
     # sample_data/perfmon: the modelled P10 at the speed its SQLIO sweep measured
     assert (
-        "**SYNTHETIC-SQL01 · PhysicalDisk(1 E:)**: p95 load is 920 IOPS at 5.23 ms: 2.2× below saturation; latency "
-        "at that load is 0.96× the baseline's, within the 2× that would mean it degraded"
+        "**SYNTHETIC-SQL01 · PhysicalDisk(1 E:)**: p95 load is 1,107 IOPS at 5.46 ms in the busiest hour, "
+        "2026-11-23 12:00–13:00: 1.9× below saturation; latency at that load is 0.93× the baseline's, within the 2× "
+        "that would mean it degraded"
     ) in html.unescape(markdown(at))
     curve = figures(at)[0]
     assert curve["layout"]["title"]["text"].startswith("Observed load on the baseline, random read 8 KiB")
+
+
+def test_production_page_says_the_servers_waits_against_the_baseline(warehouse):
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_paths
+
+    # two snapshots of SYNTHETIC-SQL01's file and wait statistics, stored on the P10 it runs on
+    dmv = ROOT / "tests" / "fixtures" / "sqlserver_dmv" / "ssms-text-two-snapshots-waitfor.txt"
+    assert not ingest_inputs(
+        warehouse, iter_paths([dmv]), disk="synthetic P10 (modelled)", host="synthetic-sql01"
+    ).errors
+    at = new_app("production", disk=P10_DISK).run()
+    assert not at.exception
+    assert "SQL Server waits" in [h.value for h in at.subheader]
+    text = html.unescape(markdown(at))
+    # 612 tasks a second waited 6.17 ms for the server's 748 reads/s; the P10's 8 KiB reads took 5.11 ms there
+    assert (
+        "**SYNTHETIC-SQL01**: PAGEIOLATCH_SH waits 6.17 ms per waiting task (612 tasks/s) at 748 "
+        "reads/s: 1.2× the baseline's read latency at that load (5.11 ms), within the 2× that would mean it degraded"
+    ) in text
+    assert "**SYNTHETIC-SQL01**: WRITELOG waits 3.06 ms per waiting task" in text
 
 
 def test_production_page_without_observed_load_points_to_upload(warehouse):
@@ -369,7 +395,7 @@ def test_upload_of_a_counter_log_links_to_the_production_page(warehouse):
     assert links[0].page == "production" and "synthetic-sql01" in links[0].query_string
     at = new_app("production", disk=STRIPE_DISK).run()
     assert not at.exception
-    assert "**SYNTHETIC-SQL01 · PhysicalDisk(1 E:)**: p95 load is 920 IOPS" in markdown(at)
+    assert "**SYNTHETIC-SQL01 · PhysicalDisk(1 E:)**: p95 load is 1,107 IOPS" in markdown(at)
 
 
 # -- stored files ---------------------------------------------------------------------------------------------

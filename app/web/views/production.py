@@ -67,8 +67,9 @@ devices = charts.device_colors(headroom, disk_color)
 st.subheader("Headroom")
 factor = headroom["degradation_factor"][0] if not headroom.is_empty() else None
 st.caption(
-    "Per host and device: the busy-hour percentiles of its intervals (since-boot averages and Perfmon's _Total "
-    "left out) on the nearest benchmark series of this disk (block size from the bytes per I/O, then the read "
+    "Per host and device: the percentiles of its intervals in its busiest hour (the clock hour with the most I/O, "
+    "shaded over time below; the whole log where it covers less than an hour; since-boot averages and Perfmon's "
+    "_Total left out) on the nearest benchmark series of this disk (block size from the bytes per I/O, then the read "
     "share; random unless only sequential was measured). Headroom: the baseline's saturation IOPS over the p95 "
     f"IOPS. Degraded where latency at the observed load passes {w.fmt_times(factor)} the baseline's."
 )
@@ -111,6 +112,24 @@ if headroom["series_id"].null_count() == headroom.height:
         "the same disk label."
     )
 
+waits = state.cached(queries.waits, version, (disk,))
+if not waits.is_empty():
+    st.subheader("SQL Server waits")
+    st.caption(
+        "Per server: the I/O waits of `sys.dm_os_wait_stats` (since-boot totals left out), each wait per waiting "
+        "task against the benchmark's latency at the server's load in the same snapshots (its "
+        "`sys.dm_io_virtual_file_stats`): PAGEIOLATCH_* against the read latency at its reads/s, WRITELOG against "
+        f"the write latency at its writes/s. Degraded where the wait passes {w.fmt_times(factor)} the baseline's "
+        "latency."
+    )
+    for r in waits.iter_rows(named=True):
+        ui.swatch(
+            w.wait_label(r),
+            disk_color,
+            w.wait_sentence(r),
+            [f"Baseline: {w.baseline_text(r)}."] if r["series_id"] is not None else [],
+        )
+
 st.subheader("Over time")
 ui.chart(
     charts.production_time_figure(intervals, headroom, disk_color, devices),
@@ -121,3 +140,6 @@ ui.chart(
 
 with st.expander("Data: each device's percentiles and baseline (mart_headroom)"):
     ui.table(headroom)
+if not waits.is_empty():
+    with st.expander("Data: each server's I/O waits and baseline (mart_waits_vs_baseline)"):
+        ui.table(waits)
