@@ -274,8 +274,9 @@ def _nnls_two_columns(a: np.ndarray, b: np.ndarray, z: np.ndarray) -> tuple[np.n
     return coefficients[:, 0], coefficients[:, 1]
 
 
-def usl_note(fit: UslFit | None, loads: Sequence[float]) -> str | None:
-    """What a reader should know before trusting the fit; None when there is nothing to add."""
+def usl_note(fit: UslFit | None, loads: Sequence[float], what: str = "IOPS") -> str | None:
+    """What a reader should know before trusting the fit; None when there is nothing to add. `what`: the
+    series' throughput in words (a load series says "throughput")."""
     if fit is None:
         return f"USL not fitted: it needs at least {MIN_USL_POINTS} loads, the series has {len(loads)}"
     notes = []
@@ -285,10 +286,10 @@ def usl_note(fit: UslFit | None, loads: Sequence[float]) -> str | None:
             "(noise, a cache or a bandwidth cap), so its peak means little"
         )
     if fit.peak_outstanding_io is None and fit.kappa > 0:
-        notes.append("IOPS fall from the first load on (σ = 1): the fit predicts no peak")
+        notes.append(f"{what} fall from the first load on (σ = 1): the fit predicts no peak")
     elif fit.peak_outstanding_io is None:
         notes.append(
-            "no coherency term (κ = 0): the fit predicts no peak, IOPS level off towards "
+            f"no coherency term (κ = 0): the fit predicts no peak, {what} level off towards "
             f"λ/σ = {fit.lambda_iops / fit.sigma:,.0f}"
             if fit.sigma > 0
             else "no contention or coherency: the fit predicts linear scaling"
