@@ -85,3 +85,42 @@ def ingest_loads(db: Path, records: Iterable[LoadRecord], disk: str, **kw: objec
         con.close()
     build_models(db).raise_for_failure()
     return result.file_id
+
+
+def load_files() -> list[list[LoadRecord]]:
+    """Load-series files of several shapes, each one file: sessions against queries/min (with a step measured twice
+    and a step without a throughput), a HammerDB autopilot (virtual users, NOPM and TPM: two series of one file),
+    two workloads of one table in transactions/s, and databases on one server (Little's law not checked)."""
+    sessions = sessions_sweep()
+    sessions += [
+        LoadRecord("table", 8, 10, "concurrent sessions", 4.0, sessions[3].throughput * 0.9, "queries/min", 5000.0),
+        LoadRecord("table", 9, 11, "concurrent sessions", 7.0, None, None, 9000.0),
+    ]
+    vus = (1, 2, 4, 8, 12, 16, 20, 24)
+    nopm = sessions_sweep(
+        vus,
+        per_minute_at_one=9000,
+        sigma=0.03,
+        kappa=0.002,
+        unit="new orders/min",
+        load_kind="virtual users",
+        tool="hammerdb",
+    )
+    tpm = sessions_sweep(
+        vus,
+        per_minute_at_one=21000,
+        sigma=0.03,
+        kappa=0.002,
+        unit="transactions/min",
+        load_kind="virtual users",
+        tool="hammerdb",
+    )
+    for r in nopm + tpm:
+        r.response_avg_ms = r.response_p95_ms = None  # HammerDB prints no response time
+    workloads = sessions_sweep(per_minute_at_one=5, unit="transactions/s", workload="oltp") + sessions_sweep(
+        per_minute_at_one=0.5, sigma=0.3, kappa=0.0, unit="transactions/s", workload="reports"
+    )
+    databases = sessions_sweep(
+        (1, 2, 3, 4, 6, 8), per_minute_at_one=800, load_kind="databases", unit="transactions/min"
+    )
+    return [sessions, nopm + tpm, workloads, databases]

@@ -1,0 +1,188 @@
+"""Load series (issue 22) through the models: staging's unit conversion, the facts' series and Little's-law check,
+the disks' saturation rule over (load, throughput), the USL fit over concurrency, the rule at another tolerance,
+and incremental builds of load files equal to a full refresh."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from kneepoint.ingest.build import build_models
+from kneepoint.ingest.records import LoadRecord
+from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
+from tests.loads import SESSIONS, load_files, sessions_sweep, store_loads
+from tests.test_incremental import differences, snapshot
+
+# A sweep with known figures: queries/min at 1..12 sessions. At 10 % tolerance 4 sessions (300/min) is the
+# smallest load no larger load beats by more than 10 % (320 <= 330); at 3 sessions 320 > 286.
+KNOWN_THROUGHPUT = (100.0, 190.0, 260.0, 300.0, 310.0, 315.0, 318.0, 320.0)
+
+
+def known_sweep() -> list[LoadRecord]:
+    return [
+        LoadRecord("table", i, i + 2, "concurrent sessions", float(n), x, "queries/min", n / (x / 60) * 1000)
+        for i, (n, x) in enumerate(zip(SESSIONS, KNOWN_THROUGHPUT, strict=True))
+    ]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Iterator[Path]:
+    tmp = tmp_path_factory.mktemp("loads")
+    db = tmp / "warehouse.duckdb"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("KNEEPOINT_DBT_TARGET", str(tmp / "dbt-target"))
+        con = connect(db)
+        try:
+            for n, records in enumerate(load_files()):
+                store_loads(con, records, disk="Azure P30", name=f"loads{n}.csv")
+            store_loads(con, known_sweep(), disk="Azure P40 stripe", host="sql01", name="known.md")
+            store_loads(con, sessions_sweep(slower=2.0), disk="slow", name="slow.csv")
+        finally:
+            con.close()
+        build_models(db).raise_for_failure()
+        yield db
+
+
+@pytest.fixture
+def con(built) -> Iterator[duckdb.DuckDBPyConnection]:
+    c = duckdb.connect(str(built), read_only=True)
+    yield c
+    c.close()
+
+
+def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def series(
+    con: duckdb.DuckDBPyConnection, disk_key: str, what: str, workload: str = "", load_kind: str | None = None
+) -> dict:
+    found = rows(
+        con,
+        "SELECT * FROM mart_load_saturation WHERE disk_key = ? AND throughput_what = ? AND workload = ? "
+        "AND load_kind = coalesce(?, load_kind)",
+        [disk_key, what, workload, load_kind],
+    )
+    assert len(found) == 1, found
+    return found[0]
+
+
+def test_throughput_is_converted_to_per_second_and_keeps_what_it_counts(con):
+    steps = rows(con, "SELECT * FROM fct_load_steps WHERE file_name = 'known.md' ORDER BY load")
+    assert [s["throughput_per_s"] for s in steps] == pytest.approx([x / 60 for x in KNOWN_THROUGHPUT])
+    assert {s["throughput_what"] for s in steps} == {"queries"}
+    assert {s["disk_key"] for s in steps} == {"Azure P40 stripe @ sql01"}
+
+
+def test_the_saturation_load_is_the_disks_rule_over_load_and_throughput(con):
+    s = series(con, "Azure P40 stripe @ sql01", "queries")
+    assert s["saturated"] and s["saturation_load"] == 4
+    assert s["throughput_at_saturation"] == pytest.approx(300.0)
+    assert s["throughput_unit"] == "queries/min"
+    assert s["throughput_per_s_at_saturation"] == pytest.approx(5.0)
+    assert s["response_avg_ms_at_saturation"] == pytest.approx(4 / 5 * 1000)
+    assert (s["max_throughput"], s["max_throughput_load"]) == (pytest.approx(320.0), 12)
+    assert s["response_growth_to_saturation"] == pytest.approx(800 / 600)
+    assert (s["points"], s["min_load"], s["max_load"], s["tolerance"]) == (8, 1, 12, 0.1)
+
+
+def test_the_rule_at_another_tolerance_is_read_from_the_stored_macro(con):
+    at = {
+        tol: rows(con, "SELECT * FROM load_saturation_points(?) WHERE disk_key = 'Azure P40 stripe @ sql01'", [tol])
+        for tol in (0.0, 0.1, 0.5)
+    }
+    # 0 %: every larger load adds some throughput, and the largest has nothing larger measured: not saturated
+    assert not at[0.0][0]["saturated"] and at[0.0][0]["saturation_load"] is None
+    assert at[0.1][0]["saturation_load"] == 4
+    # 50 %: 2 sessions' 190 x 1.5 = 285 < 320, 3 sessions' 260 x 1.5 = 390 >= 320
+    assert at[0.5][0]["saturation_load"] == 3
+    assert at[0.1] == rows(con, "SELECT * FROM mart_load_saturation WHERE disk_key = 'Azure P40 stripe @ sql01'")
+
+
+def test_a_step_measured_twice_keeps_its_best_and_a_step_without_throughput_is_on_no_curve(con):
+    points = rows(
+        con,
+        "SELECT load, steps, throughput FROM int_load_points WHERE disk_key = 'Azure P30' "
+        "AND load_kind = 'concurrent sessions' AND throughput_what = 'queries' ORDER BY load",
+    )
+    assert [p["load"] for p in points] == list(SESSIONS)  # 7 sessions had no throughput
+    at_4 = next(p for p in points if p["load"] == 4)
+    assert at_4["steps"] == 2 and at_4["throughput"] == pytest.approx(sessions_sweep()[3].throughput)
+    no_curve = rows(con, "SELECT series_id FROM fct_load_steps WHERE load = 7 AND disk_key = 'Azure P30'")
+    assert no_curve == [{"series_id": None}]
+
+
+def test_hammerdb_nopm_and_tpm_of_one_file_are_two_series(con):
+    nopm, tpm = (
+        series(con, "Azure P30", "new orders"),
+        series(con, "Azure P30", "transactions", load_kind="virtual users"),
+    )
+    assert nopm["load_kind"] == tpm["load_kind"] == "virtual users"
+    assert nopm["tools"] == "hammerdb" and nopm["throughput_unit"] == "new orders/min"
+    # the same USL shape, so the same saturation load
+    assert nopm["saturation_load"] == tpm["saturation_load"]
+    assert nopm["littles_law_checked_steps"] == 0  # no response time printed
+
+
+def test_littles_law_holds_on_a_consistent_sweep_and_flags_a_slow_one(con):
+    good = series(con, "Azure P40 stripe @ sql01", "queries")
+    assert good["littles_law_checked_steps"] == 8 and good["littles_law_flagged_steps"] == 0
+    ratios = [
+        r[0] for r in con.execute("SELECT littles_law_ratio FROM fct_load_steps WHERE disk_key = 'slow'").fetchall()
+    ]
+    assert ratios == pytest.approx([2.0] * 8)
+    slow = series(con, "slow", "queries")
+    assert slow["littles_law_flagged_steps"] == 8
+
+
+def test_databases_are_not_checked_by_littles_law(con):
+    steps = rows(con, "SELECT littles_law_ratio, littles_law_flag FROM fct_load_steps WHERE load_kind = 'databases'")
+    assert len(steps) == 6 and all(s["littles_law_ratio"] is None and not s["littles_law_flag"] for s in steps)
+
+
+def test_the_usl_fit_over_concurrency_recovers_the_sweeps_parameters(con):
+    s = series(con, "slow", "queries")  # sessions_sweep: σ 0.08, κ 0.02, 60/min at one session
+    assert s["usl_fitted"]
+    assert (s["usl_sigma"], s["usl_kappa"]) == (pytest.approx(0.08, abs=1e-4), pytest.approx(0.02, abs=1e-5))
+    assert s["usl_lambda_per_s"] == pytest.approx(1.0, rel=1e-4)
+    assert s["usl_peak_load"] == pytest.approx(((1 - 0.08) / 0.02) ** 0.5, rel=1e-3)
+    reports = series(con, "Azure P30", "transactions", "reports")  # σ 0.3, no coherency: no peak
+    assert reports["usl_peak_load"] is None
+    assert "transactions per second level off" in reports["usl_note"]
+
+
+def test_incremental_load_changes_equal_a_full_refresh(tmp_path, monkeypatch):
+    """Store, relabel into a series that holds another file's points, and delete load files, each followed by the
+    product's incremental build; then every mart equals a --full-refresh build of a copy."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "dbt-target"))
+    db, copy = tmp_path / "incremental.duckdb", tmp_path / "full.duckdb"
+    files = load_files()
+    ids = []
+
+    def change(fn) -> None:
+        con = connect(db)
+        try:
+            fn(con)
+        finally:
+            con.close()
+        result = build_models(db)
+        assert result.success, result.failures
+
+    change(lambda con: ids.append(store_loads(con, files[0], disk="P10", name="a.csv").file_id))
+    change(lambda con: ids.append(store_loads(con, files[0], disk="P20", name="b.csv", variant=" ").file_id))
+    change(lambda con: ids.append(store_loads(con, files[1], disk="P20", name="c.log").file_id))
+    change(lambda con: relabel_file(con, ids[0], disk="P20", host=None))
+    change(lambda con: ids.append(store_loads(con, files[3], disk="P10", host="sql01", name="d.csv").file_id))
+    change(lambda con: delete_file(con, ids[1]))
+    incremental = snapshot(db)
+    shutil.copy(db, copy)
+    result = build_models(copy, full_refresh=True)
+    assert result.success and result.kind == "full", result.failures
+    assert not differences(incremental, snapshot(copy))
+    assert len(incremental["mart_load_saturation"]) == 4  # P20 sessions, NOPM, TPM; P10 @ sql01 databases
