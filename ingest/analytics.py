@@ -378,3 +378,46 @@ def series_fits_many(series: Sequence[tuple[Sequence[float], Sequence[float]]]) 
             }
         )
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsePoint:
+    """One point of a load series: its load, throughput per second and response times (ms)."""
+
+    load: float
+    throughput_per_s: float
+    response_p99_ms: float | None
+    response_p95_ms: float | None
+    response_avg_ms: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseTargetPoint:
+    """The most throughput a load series delivers with its response time under a target, and at which load."""
+
+    load: float
+    throughput_per_s: float
+    response_ms: float
+    response_metric: str  # "p99", "p95", or "mean": the strictest the point has
+
+
+def response_target_point(points: Sequence[ResponsePoint], target_ms: float) -> ResponseTargetPoint | None:
+    """The load series' highest throughput among the loads whose response time (p99, else p95, else the mean) is
+    under `target_ms`; the smaller load on a tie. Unlike a disk's latency target (the largest load under it), an
+    application past its peak delivers less at a larger load, so the answer is the best throughput, not the last
+    load. Points without a response time are skipped; None when no point meets the target."""
+    if not (target_ms > 0 and math.isfinite(target_ms)):
+        raise ValueError(f"response-time target must be a positive number of ms, not {target_ms!r}")
+    best: ResponseTargetPoint | None = None
+    for p in sorted(points, key=lambda p: p.load):
+        measured = [
+            (v, m)
+            for v, m in ((p.response_p99_ms, "p99"), (p.response_p95_ms, "p95"), (p.response_avg_ms, "mean"))
+            if v is not None
+        ]
+        if not measured:
+            continue
+        response, metric = measured[0]
+        if response < target_ms and (best is None or p.throughput_per_s > best.throughput_per_s):
+            best = ResponseTargetPoint(p.load, p.throughput_per_s, response, metric)
+    return best
