@@ -4,7 +4,9 @@ and incremental builds of load files equal to a full refresh."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +14,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from kneepoint.app import charts, queries
 from kneepoint.app.cli.main import main
+from kneepoint.app.sharing.report import build_report
 from kneepoint.ingest.build import build_models
 from kneepoint.ingest.records import LoadRecord
 from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
@@ -237,3 +241,49 @@ def test_cli_says_each_load_series_in_the_apps_words(built, monkeypatch, capsys)
     assert "    USL: the fitted USL model peaks at " in block
     slow = next(b for b in out.split("\n\n") if b.startswith("slow · "))
     assert "Little's law off (load ≠ throughput × response time, outside 0.8–1.25) in 8 of 8 steps" in slow
+
+
+# --- charts and the report ------------------------------------------------------------------------------------
+
+
+def test_load_curve_figure_marks_saturation_and_overlays_the_usl(built):
+    keys = ["Azure P40 stripe @ sql01", "slow"]
+    saturation, points = queries.load_saturation(keys, built), queries.load_points(keys, built)
+    fig = charts.load_curve_figure(points, saturation, "throughput", usl=True)
+    names = [t.name for t in fig.data]
+    assert names.count("saturation point") == 2 and "slow: USL model" in names
+    known = next(t for t in fig.data if t.name == "Azure P40 stripe @ sql01")
+    assert list(known.y) == pytest.approx(list(KNOWN_THROUGHPUT))  # in the series' unit, queries/min
+    diamond = next(t for t in fig.data if t.name == "saturation point" and t.x[0] == 4)
+    assert diamond.y[0] == pytest.approx(300.0)
+    # the notes above the chart, wrapped to its width
+    notes = re.sub(r"<[^>]+>|&nbsp;|■", "", fig.layout.annotations[0].text.replace("<br>", " "))
+    assert "Azure P40 stripe @ sql01: saturates at 4 concurrent sessions: 300 queries/min" in " ".join(notes.split())
+    usl = next(t for t in fig.data if t.name == "slow: USL model")
+    assert usl.x[0] == 1 and usl.x[-1] == 12 and usl.y[0] == pytest.approx(60.0, rel=1e-3)  # λ: 60/min
+    response = charts.load_curve_figure(points, saturation, "response")
+    assert {t.name for t in response.data} >= {"slow · p95", "Azure P40 stripe @ sql01"}
+    assert response.layout.yaxis.title.text == "Response time (ms)"
+
+
+def test_report_has_a_workloads_section_when_load_series_are_in_scope(built):
+    report = build_report(built)
+    assert '<section id="workloads">' in report.html and 'href="#workloads"' in report.html
+    text = html.unescape(report.html)
+    assert "Azure P40 stripe @ sql01</strong>: saturates at 4 concurrent sessions: 300 queries/min" in text
+    workloads = [c for c in report.charts if c.workload.startswith("Workload: ")]
+    assert {c.workload for c in workloads} >= {
+        "Workload: queries against concurrent sessions",
+        "Workload: new orders against virtual users",
+    }
+    # HammerDB printed no response time: its workloads get the throughput chart only
+    assert [c.name.rsplit("-", 1)[-1] for c in workloads if "new orders" in c.workload] == ["throughput"]
+    scoped = build_report(built, disks=["slow"])
+    assert {c.workload for c in scoped.charts} == {"Workload: queries against concurrent sessions"}
+
+
+def test_an_anonymized_report_keeps_the_load_series_under_pseudonyms(built):
+    report = build_report(built, anonymize=True)
+    assert '<section id="workloads">' in report.html
+    assert "oltp" not in report.html and "Azure" not in report.html
+    assert "Workload 1: transactions against concurrent sessions" in html.unescape(report.html)
