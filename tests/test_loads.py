@@ -287,3 +287,34 @@ def test_an_anonymized_report_keeps_the_load_series_under_pseudonyms(built):
     assert '<section id="workloads">' in report.html
     assert "oltp" not in report.html and "Azure" not in report.html
     assert "Workload 1: transactions against concurrent sessions" in html.unescape(report.html)
+
+
+# --- PostgreSQL ----------------------------------------------------------------------------------------------------
+
+
+def test_load_series_are_the_same_on_postgresql(pg_db, tmp_path, monkeypatch):
+    """The load models are portable SQL: the same files give the same rows on both engines, every dbt test passing
+    (the singular tests of the rule and of Little's law among them), and the rule at another tolerance too."""
+    from kneepoint.app.cli.saturation import saturation_rows
+    from tests.test_postgres import _rows, assert_same_rows
+
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "dbt-target"))
+    duck = tmp_path / "warehouse.duckdb"
+    for db in (duck, pg_db):
+        con = connect(db)
+        try:
+            for n, records in enumerate(load_files()):
+                store_loads(con, records, disk="Azure P30", name=f"loads{n}.csv")
+            store_loads(con, known_sweep(), disk="Azure P40 stripe", host="sql01", name="known.md")
+        finally:
+            con.close()
+        result = build_models(db, all_tests=True)
+        assert result.success, result.failures
+    for model in ("stg_load_steps", "fct_load_steps", "int_load_points", "mart_load_usl_fits", "mart_load_saturation"):
+        assert_same_rows(model, _rows(duck, f"SELECT * FROM {model}"), _rows(pg_db, f"SELECT * FROM {model}"))
+    d, p = saturation_rows(duck, 0.5), saturation_rows(pg_db, 0.5)
+    assert len(d) == len(p) == 7 and {r["series_kind"] for r in d} == {"load"}
+    names = list(d[0])
+    assert_same_rows(
+        "load rule at 0.5", (names, [tuple(r.values()) for r in d]), (list(p[0]), [tuple(r.values()) for r in p])
+    )
