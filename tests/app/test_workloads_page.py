@@ -32,7 +32,7 @@ def test_workloads_page_compares_configurations(loads_warehouse):
     at = new_app("workloads").run()
     assert not at.exception, at.exception
     assert at.multiselect[0].value == [P30, P40]
-    assert at.selectbox[0].value == " | concurrent sessions | queries"
+    assert at.selectbox[0].value == "queries against concurrent sessions"
     text = html.unescape(markdown(at))
     assert f"**{P30}**: saturates at " in text and f"**{P40}**: " in text
     assert "USL: the fitted USL model peaks at " in text

@@ -7,8 +7,8 @@ select load_step_id, load_kind, load, throughput_per_s, response_avg_ms, littles
 from {{ ref('fct_load_steps') }}
 where {{ in_test_scope('file_id') }}
   and (
-      (load_kind in ('databases', 'instances') and littles_law_ratio is not null)
-      or (load_kind not in ('databases', 'instances') and load > 0
+      (load_kind in {{ littles_law_unchecked_load_kinds() }} and littles_law_ratio is not null)
+      or (load_kind not in {{ littles_law_unchecked_load_kinds() }} and load > 0
           and abs(littles_law_ratio - throughput_per_s * response_avg_ms / 1000.0 / load)
               > 1e-9 * (throughput_per_s * response_avg_ms / 1000.0 / load))
       or littles_law_flag is distinct from (

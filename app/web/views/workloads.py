@@ -48,21 +48,15 @@ if not chosen:
     st.stop()
 
 everything = state.cached(queries.load_saturation, version, tuple(chosen))
-kinds = list(
-    dict.fromkeys((r["workload"], r["load_kind"], r["throughput_what"]) for r in everything.iter_rows(named=True))
-)
+# One workload at a time (its label, what the load counts, what the throughput counts), compared across the
+# configurations; chosen by its title, which the URL keeps.
+kinds = {
+    w.load_series_title(r): (r["workload"], r["load_kind"], r["throughput_what"])
+    for r in everything.iter_rows(named=True)
+}
 row = st.container(horizontal=True, gap="medium", vertical_alignment="bottom")
-picked = state.select_param(
-    "Workload",
-    "workload",
-    [" | ".join(k) for k in kinds],
-    fmt=lambda v: w.load_series_title(
-        dict(zip(("workload", "load_kind", "throughput_what"), v.split(" | "), strict=True))
-    ),
-    container=row,
-    width=420,
-)
-workload, load_kind, what = picked.split(" | ")
+picked = state.select_param("Workload", "workload", list(kinds), container=row, width=420)
+workload, load_kind, what = kinds[picked]
 usl = state.toggle(
     "USL model",
     "usl",
@@ -112,7 +106,7 @@ for r in saturation.iter_rows(named=True):
         )
     ui.swatch(r["disk_key"], colors.get(r["disk_key"], "#444"), w.load_saturation_sentence(r), notes)
 
-title = w.load_series_title({"workload": workload, "load_kind": load_kind, "throughput_what": what})
+title = picked
 left, right = st.columns(2)
 ui.chart(
     charts.load_curve_figure(points, saturation, "throughput", colors, usl=usl),
