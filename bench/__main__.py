@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--runs", type=int, help="counted runs per measurement (default: 5 at full size, 1 at tiny)")
     r.add_argument("--warmup", type=int, help="uncounted runs first (default: 1 at full size, 0 at tiny)")
     r.add_argument("--only", help=f"comma-separated stages of {','.join(STAGES)} (default: all)")
-    r.add_argument("--rows", help="fact row counts for the model timings, comma-separated")
+    r.add_argument("--rows", help="fact row counts of the model timings' and the changes' warehouses, comma-separated")
     r.add_argument("--no-fioplot", action="store_true", help="skip the fio-plot anchor (needs PyPI access once)")
     r.add_argument(
         "--concurrency",

@@ -414,7 +414,7 @@ def run(
         from bench import changes
 
         sample = PROJECT_ROOT / "sample_data" / "fio" / "randread-4k-jobs1.json"
-        chains += changes.chains(out_dir, changes.SIZES[size], sample)
+        chains += changes.chains(out_dir, [0, *row_sizes] if row_sizes else changes.SIZES[size], sample)
     if "app" in stages:
         from bench import app
 

@@ -23,7 +23,9 @@ only when a build succeeds, so a build killed half-way is done again, whole, by 
 
 dbt's fixed costs: the parsed project (its manifest) is kept in this process and pickled beside dbt's target
 folder, keyed by the project's files, dbt's version and the warehouse, so a command neither re-parses the project
-(~2 s) nor re-reads dbt's partial-parse file (~0.7 s).
+(~2 s) nor re-reads dbt's partial-parse file (~0.7 s). A change build's SQL is the same every time (the models read
+what changed from tables): after dbt ran a warehouse's change build once, later ones send the SQL it recorded
+without importing dbt (ingest/replay.py), and hand a phase back to dbt when anything does not go as recorded.
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kneepoint.ingest import __version__, formats, postgres
+from kneepoint.ingest import __version__, formats, postgres, replay, schema
 from kneepoint.ingest.load_fits import refit_loads
 from kneepoint.ingest.units import PROJECT_ROOT
 from kneepoint.ingest.warehouse import (
@@ -193,13 +196,16 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
             fits = ["mart_usl_fits+", "mart_load_usl_fits+"]
             first, second = [*args, "--exclude", *fits], [*args, "--select", *fits]
         else:
-            selector = "change_full" if plan.kind == "full" else "change"
-            first, second = [*args, "--selector", f"{selector}_points"], [*args, "--selector", f"{selector}_fits"]
-        run = run_dbt(db, first, progress)
+            first, second = _CHANGE_PHASES
+            if plan.kind == "full":
+                first, second = [*args, "--selector", "change_full_points"], [*args, "--selector", "change_full_fits"]
+        # A change build's SQL is the same every time: after dbt ran it once it is sent again without dbt.
+        kept = plan.kind == "changes" and not all_tests
+        run = _run_phase(db, first, progress, kept)
         if not run.failures and plan.kind != "none":
             fitted = refit(db, every_series=plan.kind == "full", progress=progress)
             fitted += refit_loads(db, every_series=plan.kind == "full", progress=progress)
-            run = run.then(run_dbt(db, second, progress))
+            run = run.then(_run_phase(db, second, progress, kept))
             run.node_seconds["usl fits (ingest/analytics.py)"] = fitted
         elif not run.failures:
             run = run.then(run_dbt(db, second, progress))
@@ -275,11 +281,18 @@ def run_model_tests(db: Location, select: list[str] | None = None) -> list[str]:
 
 
 def warm_up(db: Location | str | os.PathLike[str]) -> float:
-    """Load now what the first build of a long-lived process (the app) would load while its user waits: dbt's
-    modules and adapter (~1.5 s of imports) and the parsed project; the seconds it took. It runs `dbt ls` of one
-    model, the cheapest command that goes through dbt's whole set-up; it reads and writes no table."""
+    """Prepare now what the first build of a long-lived process (the app) would otherwise do while its user waits;
+    the seconds it took. Where the warehouse's change builds have no recording yet (ingest/replay.py), record them:
+    a change build of no change, through dbt (every model and guard runs over no rows; nothing in the warehouse
+    changes), so that the first Store sends SQL only. Otherwise nothing is needed; and where the models are behind
+    (their first build will record), load dbt's modules (~1.5 s of imports) and the parsed project with `dbt ls` of
+    one model, the cheapest command that goes through dbt's whole set-up, which reads and writes no table."""
     db = locate(db)
     started = time.perf_counter()
+    if _change_build_recorded(db):
+        return 0.0
+    if _record_change_build(db):
+        return round(time.perf_counter() - started, 4)
     from dbt.cli.main import dbtRunner
 
     with FILE_CHANGE_LOCK, _warehouse_env(db):
@@ -289,6 +302,35 @@ def warm_up(db: Location | str | os.PathLike[str]) -> float:
         if not is_postgres(db):
             _release_duckdb(failed=not res.success)
     return round(time.perf_counter() - started, 4)
+
+
+_CHANGE_PHASES = (["build", "--selector", "change_points"], ["build", "--selector", "change_fits"])
+
+
+def _change_build_recorded(db: Location) -> bool:
+    folder = target_path(db) / "kneepoint-replays"
+    return all(replay.load(folder, _replay_key(db, args)) is not None for args in _CHANGE_PHASES)
+
+
+def _record_change_build(db: Location) -> bool:
+    """Run a change build of no change through dbt and record it (warm_up); False where the models are not built
+    and current (their own build comes first), another build runs, or dbt failed."""
+    with building(db, wait=False) as held:
+        if not held:
+            return False
+        with FILE_CHANGE_LOCK:
+            con = connect(db)
+            try:
+                if models_behind(con) or not _models_present(con):
+                    return False
+                plan = _plan(con, full_refresh=False, cutoff=True)
+                with transaction(con):
+                    con.execute("DELETE FROM kneepoint_build_window")
+                    # from = to: the window holds no change
+                    con.execute("INSERT INTO kneepoint_build_window VALUES (?, ?, 'changed')", [plan.to_seq] * 2)
+            finally:
+                con.close()
+            return all(not _run_phase(db, args, None, kept=True).failures for args in _CHANGE_PHASES)
 
 
 def models_behind(where: Connection | Location) -> bool:
@@ -384,20 +426,70 @@ class DbtRun:
         return DbtRun(self.failures + other.failures, {**self.node_seconds, **other.node_seconds})
 
 
-def run_dbt(db: Location, args: list[str], progress: Progress | None = None) -> DbtRun:
-    """Run one dbt command (`["build", ...]`, `["docs", "generate"]`) against `db` with the kept manifest.
+def _run_phase(db: Location, args: list[str], progress: Progress | None, kept: bool) -> DbtRun:
+    """One phase of a build: dbt, or, for a change build (`kept`), the SQL dbt sent for the same phase last time
+    (ingest/replay.py), recorded whenever dbt runs it and succeeds."""
+    if not kept:
+        return run_dbt(db, args, progress)
+    key = _replay_key(db, args)
+    folder = target_path(db) / "kneepoint-replays"
+    steps = replay.load(folder, key)
+    if steps is not None:
+        con = connect(db)
+        try:
+            _session_settings(con)
+            node_seconds = replay.replay(con, steps, progress)
+        finally:
+            con.close()
+        if node_seconds is not None:
+            return DbtRun([], node_seconds)
+    recorder = replay.Recorder()
+    run = run_dbt(db, args, progress, recorder)
+    if not run.failures and recorder.replayable:
+        replay.save(folder, key, recorder.steps())
+    return run
+
+
+def _replay_key(db: Location, args: list[str]) -> str:
+    """What decides a change build's SQL: the parsed project, dbt and its adapter, the warehouse's engine and name
+    (_manifest_key), what the models are built from (project_hash), the raw layer's tables, the dbt arguments."""
+    dialect = "postgres" if is_postgres(db) else "duckdb"
+    h = hashlib.sha256()
+    for part in (_manifest_key(db), project_hash(), schema.schema_hash(dialect), " ".join(args)):
+        h.update(part.encode() + b"\0")
+    return h.hexdigest()
+
+
+def _session_settings(con: Connection) -> None:
+    """The settings dbt's sessions run with (profiles.yml; on PostgreSQL, PGOPTIONS), on a replay's connection."""
+    settings = _PG_SETTINGS if is_postgres(con) else _duckdb_settings()
+    for name, value in settings.items():
+        con.execute(f"SET {name} = '{value}'")
+
+
+@cache
+def _duckdb_settings() -> dict[str, str]:
+    import yaml
+
+    profiles = yaml.safe_load((PROJECT_ROOT / "profiles.yml").read_text())
+    settings = profiles["kneepoint"]["outputs"]["local"].get("settings") or {}
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in settings.items()}
+
+
+def run_dbt(db: Location, args: list[str], progress: Progress | None = None, record: Callable | None = None) -> DbtRun:
+    """Run one dbt command (`["build", ...]`, `["docs", "generate"]`) against `db` with the kept manifest;
+    `record`: another dbt event callback (a replay.Recorder).
 
     dbtRunner is not safe to run twice at once in one process (Streamlit serves sessions on threads): callers
     hold FILE_CHANGE_LOCK, which build_models takes."""
     from dbt.cli.main import dbtRunner
 
+    callbacks = [_progress_callback(progress)] + ([record] if record is not None else [])
     with FILE_CHANGE_LOCK, _warehouse_env(db):
         manifest = _manifest(db)
         # run_results.json and a 1 MB manifest.json after every build: nothing here reads them
         quiet = ["--no-write-json"] if args[0] in ("build", "test") else []
-        res = dbtRunner(manifest=manifest, callbacks=[_progress_callback(progress)]).invoke(
-            [*args, *_common_args(db), *quiet]
-        )
+        res = dbtRunner(manifest=manifest, callbacks=callbacks).invoke([*args, *_common_args(db), *quiet])
         if not is_postgres(db):
             _release_duckdb(failed=not res.success)
     failures: list[str] = []
@@ -444,6 +536,11 @@ def target_path(db: Location | str | os.PathLike[str]) -> Path:
     return cache / "kneepoint" / "dbt" / hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
+# dbt's sessions on PostgreSQL (libpq passes them to the server): sorts and hashes of a build in memory, and no JIT
+# compilation (it cost ~1 s per statement and paid off in none).
+_PG_SETTINGS = {"work_mem": "256MB", "jit": "off"}
+
+
 @contextmanager
 def _warehouse_env(db: Location) -> Iterator[None]:
     """profiles.yml reads the warehouse from these variables (KNEEPOINT_DB: the DuckDB file; KNEEPOINT_PG_*: the
@@ -457,9 +554,7 @@ def _warehouse_env(db: Location) -> Iterator[None]:
             "KNEEPOINT_PG_DBNAME": db.dbname,
             "KNEEPOINT_PG_SCHEMA": postgres.SCHEMA,
             "KNEEPOINT_PG_SSLMODE": db.connect_kwargs().get("sslmode", "prefer"),
-            # libpq passes these to the server for dbt's sessions: sorts and hashes of a build in memory, and no
-            # JIT compilation (it cost ~1 s per statement and paid off in none).
-            "PGOPTIONS": "-c work_mem=256MB -c jit=off",
+            "PGOPTIONS": " ".join(f"-c {k}={v}" for k, v in _PG_SETTINGS.items()),
         }
     else:
         values = {"KNEEPOINT_DB": str(Path(db).resolve())}

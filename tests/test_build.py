@@ -114,18 +114,23 @@ def test_dbt_sends_nothing_anywhere(db: Path, monkeypatch) -> None:
     assert sent == []
 
 
-def test_warm_up_loads_dbt_and_the_project_and_changes_nothing(db: Path, capfd) -> None:
-    """What the app does as it starts (ingest.build.warm_up): the parsed project kept for the first build, nothing
-    printed, nothing built, and the file let go, so another process may write to it at once."""
+def test_warm_up_records_the_change_build_and_changes_nothing(db: Path, capfd, monkeypatch, tmp_path) -> None:
+    """What the app does as it starts (ingest.build.warm_up): the warehouse's change build recorded (a change
+    build of no change), nothing printed, no mart row changed, and the file let go, so another process may write to
+    it at once; the first Store then builds without dbt."""
     import subprocess
     import sys
 
-    state = _count(db, "SELECT count(*) FROM kneepoint_build_state WHERE built_seq > 0")
-    build._MANIFESTS.clear()
-    build.warm_up(db)
-    assert build._manifest_key(build.locate(db)) in build._MANIFESTS
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))  # no recording from other tests
+    state = _count(db, "SELECT max(built_seq) FROM kneepoint_build_state")
+    marts = _marts(db)
+    assert not build._change_build_recorded(build.locate(db))
+    assert build.warm_up(db) > 0
+    assert build._change_build_recorded(build.locate(db))
+    assert build.warm_up(db) == 0.0  # nothing left to prepare
     assert capfd.readouterr().out == ""
-    assert _count(db, "SELECT count(*) FROM kneepoint_build_state WHERE built_seq > 0") == state
+    assert _count(db, "SELECT max(built_seq) FROM kneepoint_build_state") == state
+    assert _marts(db) == marts
     other = subprocess.run(
         [sys.executable, "-c", f"import duckdb; duckdb.connect({str(db)!r}).execute('CHECKPOINT')"],
         capture_output=True,
@@ -133,4 +138,105 @@ def test_warm_up_loads_dbt_and_the_project_and_changes_nothing(db: Path, capfd) 
     )
     assert other.returncode == 0, other.stderr
     _store(db, LATE, "late disk")
+    monkeypatch.setattr(build, "run_dbt", _no_dbt)
     assert build_models(db).kind == "changes"
+    monkeypatch.undo()
+    _equal_to_a_full_refresh(db, tmp_path)
+
+
+def test_warm_up_of_a_warehouse_whose_models_are_behind_loads_dbt(db: Path, monkeypatch, tmp_path) -> None:
+    """Models behind their raw layer: the next build (a Store's) records; the warm-up loads dbt and the project."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
+    _store(db, LATE, "late disk")
+    build._MANIFESTS.clear()
+    build.warm_up(db)
+    assert build._manifest_key(build.locate(db)) in build._MANIFESTS
+    assert not build._change_build_recorded(build.locate(db))
+    assert build_models(db).kind == "changes"
+    assert build._change_build_recorded(build.locate(db))
+
+
+# -- kept change builds (ingest/replay.py) ---------------------------------------------------------------------------
+
+
+def _marts(db: Path) -> dict[str, list[tuple]]:
+    from tests.test_incremental import MARTS
+
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {m: con.execute(f"SELECT * FROM {m} ORDER BY ALL").fetchall() for m in MARTS}
+    finally:
+        con.close()
+
+
+def _equal_to_a_full_refresh(db: Path, tmp_path: Path) -> None:
+    from tests.test_incremental import differences
+
+    copy = tmp_path / "full" / "w.duckdb"
+    copy.parent.mkdir()
+    shutil.copy(db, copy)
+    assert build_models(copy, full_refresh=True).success
+    assert not differences(_marts(db), _marts(copy))
+
+
+def _no_dbt(*args, **kwargs):
+    raise AssertionError("dbt ran where the recorded change build should have")
+
+
+def test_a_change_build_runs_dbt_once_then_sends_the_sql_it_recorded(db: Path, tmp_path: Path, monkeypatch) -> None:
+    _store(db, LATE, disk="recorded")
+    first = build_models(db)
+    assert first.success and first.kind == "changes"
+    recorded = list((build.target_path(db) / "kneepoint-replays").glob("*.json"))
+    assert len(recorded) == 2  # the two phases, before and after the USL fits
+
+    # A relabel moves the file's rows between two series, and another file arrives: dbt is not needed for either.
+    monkeypatch.setattr(build, "run_dbt", _no_dbt)
+    file_id = _store(db, SAMPLE / "fio" / "randread-4k-jobs4.json", disk="replayed")
+    con = connect(db)
+    try:
+        from kneepoint.ingest.warehouse import relabel_file
+
+        relabel_file(con, file_id, disk="relabelled")
+    finally:
+        con.close()
+    said: list[str] = []
+    second = build_models(db, progress=said.append)
+    assert second.success and second.kind == "changes" and second.changes == 2
+    assert "building fct_io_results" in " ".join(said) and "testing assert_no_file_rows_twice" in " ".join(said)
+    assert _count(db, "SELECT count(*) FROM dim_disks WHERE disk = 'relabelled'") == 1
+    monkeypatch.undo()
+    _equal_to_a_full_refresh(db, tmp_path)
+
+
+def test_a_recorded_build_that_no_longer_fits_hands_its_phase_to_dbt(db: Path, monkeypatch) -> None:
+    _store(db, LATE, disk="recorded")
+    assert build_models(db).success
+    # What a build killed between creating a table and renaming it leaves: the recorded SQL cannot create it again.
+    con = connect(db)
+    try:
+        con.execute("CREATE TABLE dim_disks__dbt_tmp AS SELECT 1 AS leftover")
+    finally:
+        con.close()
+    ran: list[list[str]] = []
+    real = build.run_dbt
+    monkeypatch.setattr(build, "run_dbt", lambda db, args, *a, **k: ran.append(args) or real(db, args, *a, **k))
+    _store(db, SAMPLE / "fio" / "randread-4k-jobs4.json", disk="replayed")
+    result = build_models(db)
+    assert result.success and result.kind == "changes"
+    assert ran and "change_points" in ran[0]  # dbt ran the phase the leftover broke
+    assert _count(db, "SELECT count(*) FROM dim_disks WHERE disk = 'replayed'") == 1
+
+
+def test_a_test_that_fails_in_a_recorded_build_is_reported_by_dbt(db: Path) -> None:
+    _store(db, LATE, disk="recorded")
+    assert build_models(db).success
+    file_id = _store(db, SAMPLE / "fio" / "randread-4k-jobs4.json", disk="replayed")
+    con = connect(db)
+    try:  # a unit no table converts: the change's guard finds it
+        con.execute("UPDATE raw_io_records SET throughput_unit = 'MB/min' WHERE file_id = ?", [file_id])
+    finally:
+        con.close()
+    result = build_models(db)
+    assert not result.success
+    assert any(f.startswith("assert_units_known") for f in result.failures), result.failures

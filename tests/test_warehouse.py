@@ -22,17 +22,12 @@ from kneepoint.ingest.errors import WarehouseBusy
 from kneepoint.ingest.formats import parse_bytes
 from kneepoint.ingest.load import close_pool, ingest_inputs
 from kneepoint.ingest.records import (
-    IntervalRecord,
-    IoRecord,
-    LoadRecord,
     ParsedFile,
-    QueryIoRecord,
-    QueryTimeRecord,
-    WaitRecord,
 )
 from kneepoint.ingest.sources import InputFile, iter_paths
 from kneepoint.ingest.warehouse import ROW_TABLES, StoreError, connect, row_counts, store_file
 from tests.helpers import ROOT, SAMPLE, corpus_dir
+from tests.reliability.inputs import expected_rows
 
 KNEEPOINT = [sys.executable, "-m", "kneepoint.app.cli"]
 FIO_SAMPLES = sorted((SAMPLE / "fio").glob("*.json"))
@@ -52,21 +47,6 @@ def fio_variants(folder: Path, n: int) -> list[Path]:
         path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
-
-
-def expected_rows(parsed: ParsedFile) -> dict[str, int]:
-    """What one file puts in each row table, counted from its parse (not from the code that stores it)."""
-    io = [r for r in parsed.records if isinstance(r, IoRecord)]
-    return {
-        "raw_io_records": len(io),
-        "raw_query_io": sum(isinstance(r, QueryIoRecord) for r in parsed.records),
-        "raw_query_time": sum(isinstance(r, QueryTimeRecord) for r in parsed.records),
-        "raw_intervals": sum(isinstance(r, IntervalRecord) for r in parsed.records),
-        "raw_waits": sum(isinstance(r, WaitRecord) for r in parsed.records),
-        "raw_load_steps": sum(isinstance(r, LoadRecord) for r in parsed.records),
-        "raw_run_metadata": len({(r.run_index, k) for r in io for k in r.metadata}),
-        "raw_latency_histograms": sum(len(r.histogram) for r in io),
-    }
 
 
 def rows_per_file(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, int]]:

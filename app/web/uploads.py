@@ -215,9 +215,9 @@ _WARMING_LOCK = threading.Lock()
 
 
 def warm_up_builds(db: Location) -> None:
-    """The first time this process serves `db`, load dbt in the background (ingest.build.warm_up: its modules, its
-    adapter, the parsed project), so the first Store waits only for its own build, as later ones do. A Store
-    pressed meanwhile waits for the warm-up to end (the build lock) and loses nothing by it."""
+    """The first time this process serves `db`, prepare its builds in the background (ingest.build.warm_up: the
+    warehouse's change build recorded, or dbt loaded), so the first Store waits only for its own build, as later
+    ones do. A Store pressed meanwhile waits for the warm-up to end (the build lock) and loses nothing by it."""
     with _WARMING_LOCK:
         if db in _WARMING:
             return

@@ -37,20 +37,11 @@ def size(short: int, long: int) -> int:
     return long if LONG else short
 
 
-def kneepoint_with_batches(files_per_batch: int) -> list[str]:
-    """The command line with the loader's batches cut to `files_per_batch` files (ingest/load.py BATCH_FILES):
-    a few dozen files then commit many times, so a kill can land between commits, as it does in a large ingest."""
-    code = (
-        "import sys\n"
-        "import kneepoint.ingest.load as load\n"
-        "if not hasattr(load, 'BATCH_FILES'):\n"
-        "    sys.exit('kneepoint.ingest.load.BATCH_FILES is gone: update tests/reliability/conftest.py')\n"
-        f"load.BATCH_FILES = {int(files_per_batch)}\n"
-        "from kneepoint.app.cli.main import main\n"
-        "sys.argv[0] = 'kneepoint'\n"
-        "sys.exit(main())\n"
-    )
-    return [sys.executable, "-c", code]
+def kneepoint_under_test(files_per_batch: int | None = None) -> list[str]:
+    """The command line the crash tests kill (tests/reliability/cli_under_test.py): a recorded change build's
+    statements traced and paced; with `files_per_batch`, the loader's batches cut to that many files."""
+    batches = ["--batch-files", str(int(files_per_batch))] if files_per_batch else []
+    return [sys.executable, str(Path(__file__).with_name("cli_under_test.py")), *batches]
 
 
 def start_ingest(db: Path, folder: Path, disk: str, wait_s: float, *extra: str) -> subprocess.Popen:

@@ -248,7 +248,9 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     the files and label; once the CLI is done, Store again goes through. While the app stores and builds, a CLI
     that may wait 1 s says "warehouse busy" naming the app's process, and one that may wait longer waits and
     lands after it. Every file of every side ends up stored, whole, once."""
-    app = start_app(KNEEPOINT_LOCK_WAIT_S="1")
+    # Its own dbt target folder: no change build recorded there (ingest/replay.py), so the app's builds run dbt and
+    # hold the warehouse for seconds, long enough for a CLI to find it busy.
+    app = start_app(KNEEPOINT_LOCK_WAIT_S="1", KNEEPOINT_DBT_TARGET=str(tmp_path / "app-dbt-target"))
     cli_batch = write_batch(tmp_path / "cli", 14)
     late_batch = write_batch(tmp_path / "late", 3)
     for p in late_batch:

@@ -24,7 +24,8 @@ from pathlib import Path
 from kneepoint.ingest.warehouse import ROW_TABLES, connect
 from tests.browsing import ARTIFACTS
 from tests.helpers import ROOT
-from tests.reliability.conftest import KNEEPOINT, cli, kneepoint_with_batches, long_only
+from tests.reliability.cli_under_test import replay_trace
+from tests.reliability.conftest import cli, kneepoint_under_test, long_only
 from tests.reliability.inputs import expected_by_file_id, write_batch
 
 SEED = 20240521
@@ -45,7 +46,7 @@ class Run:
     def start(cls, db: Path, folder: Path, files_per_batch: int = FILES_PER_BATCH) -> Run:
         proc = subprocess.Popen(
             [
-                *kneepoint_with_batches(files_per_batch),
+                *kneepoint_under_test(files_per_batch),
                 *("--db", str(db), "ingest", str(folder), "--disk", "crash test", "--workers", WORKERS),
             ],
             stdout=subprocess.PIPE,
@@ -98,26 +99,32 @@ class Run:
 
 
 class DbtProgress:
-    """dbt nodes (models and tests) started since this was made, read from dbt's debug log (ingest/build.py
-    writes it under the dbt target folder): a kill can then land inside the build however fast the machine is."""
+    """Steps of a build started since this was made: dbt's nodes (models and tests), read from dbt's debug log
+    (ingest/build.py writes it under the dbt target folder), and the statements of a recorded change build, read
+    from the trace the command line under test writes (tests/reliability/cli_under_test.py): a kill can then land
+    inside the build however fast the machine is."""
 
     def __init__(self) -> None:
-        self.log = Path(os.environ.get("KNEEPOINT_DBT_TARGET") or ROOT / "target") / "logs" / "dbt.log"
-        self.offset = self.log.stat().st_size if self.log.exists() else 0
+        dbt_log = Path(os.environ.get("KNEEPOINT_DBT_TARGET") or ROOT / "target") / "logs" / "dbt.log"
+        self.logs = {dbt_log: b"Began running node ", replay_trace(): b"statement "}
+        self.offsets = {log: log.stat().st_size if log.exists() else 0 for log in self.logs}
 
     def nodes_started(self) -> int:
-        if not self.log.exists():
-            return 0
-        with open(self.log, "rb") as fh:
-            if fh.seek(0, os.SEEK_END) < self.offset:  # dbt rotated its log
-                self.offset = 0
-            fh.seek(self.offset)
-            return fh.read().count(b"Began running node ")
+        started = 0
+        for log, marker in self.logs.items():
+            if not log.exists():
+                continue
+            with open(log, "rb") as fh:
+                if fh.seek(0, os.SEEK_END) < self.offsets[log]:  # dbt rotated its log
+                    self.offsets[log] = 0
+                fh.seek(self.offsets[log])
+                started += fh.read().count(marker)
+        return started
 
     def wait_for(self, nodes: int, proc: subprocess.Popen, timeout: float = 600) -> None:
         deadline = time.monotonic() + timeout
         while self.nodes_started() < nodes:
-            assert proc.poll() is None, f"the build ended before {nodes} dbt nodes started"
+            assert proc.poll() is None, f"the build ended before {nodes} of its steps started"
             assert time.monotonic() < deadline
             time.sleep(0.01)
 
@@ -217,7 +224,7 @@ def test_kills_while_storing_and_while_building_then_a_rerun_completes(tmp_path)
     else:
         second = None
         build = subprocess.Popen(
-            [*kneepoint_with_batches(FILES_PER_BATCH), "--db", str(db), "build"], cwd=ROOT, start_new_session=True
+            [*kneepoint_under_test(FILES_PER_BATCH), "--db", str(db), "build"], cwd=ROOT, start_new_session=True
         )
     progress.wait_for(rng.randint(1, 20), second.proc if second is not None else build)
     if second is not None:
@@ -351,7 +358,7 @@ def _kill_during_build(db: Path, *command: str, nodes: int) -> None:
     """`kneepoint --db DB COMMAND`, SIGKILLed once `nodes` of its build's dbt nodes have started."""
     progress = DbtProgress()
     proc = subprocess.Popen(
-        [*KNEEPOINT, "--db", str(db), *command],
+        [*kneepoint_under_test(), "--db", str(db), *command],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=ROOT,

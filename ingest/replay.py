@@ -1,0 +1,180 @@
+"""Kept change builds: the SQL of a change build, recorded from dbt once and run again without it.
+
+A change build (ingest/build.py, kind "changes") sends the same SQL every time. The models read what changed from
+tables (the build window, int_changed_files, kneepoint_changed_series and _disks, macros/build_scope.sql), never
+from Jinja variables, and a change build's tests always read the changed rows only; so dbt compiles one warehouse's
+change build, phase by phase, to the same statements whatever the change. The first change build of a warehouse
+(and the first after any change to what decides the SQL) runs dbt and records every statement dbt sends (its
+`SQLQuery` events); later ones send those statements themselves: no dbt import (~1.5 s), no per-node overhead
+(~40 ms each for ~36 nodes). The SQL is dbt's, in dbt's order; nothing here writes a model.
+
+    recorder = Recorder()                      # a dbt callback while dbt runs the phase
+    save(folder, key, recorder.statements())   # after dbt succeeded
+    replay(con, load(folder, key))              # later: the same statements, or None -> let dbt run it
+
+A recording is keyed (by the caller) on everything that decides the SQL: the parsed project's files, dbt's and the
+adapter's versions, the warehouse's engine and name, the raw layer's schema, the dbt arguments. Running it differs
+from dbt only in what it does not do (logs, run_results). Anything unexpected hands the phase back to dbt: a
+statement that fails (a relation renamed by hand, a half-finished build's leftovers) or a test that finds rows
+(dbt then reports the failure its own way and skips what depends on it). The open transaction is rolled back first,
+and a change build is idempotent over its window (that is also what makes a killed build safe to run again).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_KEPT_FILES = 16
+_BEGIN = ("BEGIN", "BEGIN TRANSACTION")
+_END = ("COMMIT", "COMMIT TRANSACTION", "ROLLBACK", "ROLLBACK TRANSACTION")
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The statements of one dbt node (`model.kneepoint.fct_io_results`, `test.kneepoint....`), or of one run of
+    dbt's own statements outside nodes (the relation cache, schemas, on-run-start), in the order dbt sent them."""
+
+    name: str
+    statements: tuple[str, ...]
+
+    @property
+    def node(self) -> str | None:
+        return self.name if self.name.split(".", 1)[0] in ("model", "test", "operation", "snapshot", "seed") else None
+
+
+class Recorder:
+    """A dbt event callback that keeps the SQL dbt sends, grouped into Steps.
+
+    dbt may run nodes on several threads (PostgreSQL: 4), so their statements interleave; each node's statements
+    become one Step, placed where the node started. A node starts after its parents have finished, so that order
+    respects the graph."""
+
+    def __init__(self) -> None:
+        self._steps: dict[str, list[str]] = {}
+        self._outside = 0  # numbers the runs of statements outside nodes
+        self._last: str | None = None
+        self.replayable = True
+
+    def __call__(self, event: Any) -> None:
+        if event.info.name != "SQLQuery":
+            return
+        data = event.data
+        node = data.node_info.unique_id if data.node_info and data.node_info.unique_id else None
+        if node is not None and node.startswith("unit_test."):
+            self.replayable = False  # dbt checks a unit test's result itself: not a statement's rows
+        if node is None:
+            if self._last is None or not self._last.startswith("dbt:"):
+                self._outside += 1
+            name = f"dbt:{self._outside}:{data.conn_name}"
+        else:
+            name = node
+        self._last = name
+        self._steps.setdefault(name, []).append(data.sql)
+
+    def steps(self) -> list[Step]:
+        return [Step(name, tuple(sql)) for name, sql in self._steps.items()]
+
+
+def save(folder: Path, key: str, steps: list[Step]) -> None:
+    """Keep a recording (written whole or not at all; the oldest beyond _KEPT_FILES go)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{key[:32]}.json"
+    tmp = path.with_suffix(f".{os.getpid()}.part")
+    tmp.write_text(json.dumps({"key": key, "steps": [[s.name, list(s.statements)] for s in steps]}))
+    tmp.replace(path)
+    for old in sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-_KEPT_FILES]:
+        old.unlink(missing_ok=True)
+
+
+def load(folder: Path, key: str) -> list[Step] | None:
+    path = folder / f"{key[:32]}.json"
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != key:
+        return None
+    return [Step(name, tuple(statements)) for name, statements in doc["steps"]]
+
+
+def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None = None) -> dict[str, float] | None:
+    """Send a recording's statements on `con` (a warehouse connection in autocommit, as ingest.warehouse.connect
+    returns): the seconds per node, as dbt reports them; None when it did not go as recorded (see the module), the
+    open transaction rolled back."""
+    node_seconds: dict[str, float] = {}
+    nodes = {s.name: i for i, s in enumerate((s for s in steps if s.node and not s.name.startswith("operation.")), 1)}
+    in_transaction = False
+    try:
+        for step in steps:
+            started = time.perf_counter()
+            if step.name in nodes and progress is not None:
+                what = (
+                    f"testing {_test_name(step)}" if step.name.startswith("test.") else f"building {_model_name(step)}"
+                )
+                _say(progress, f"{what} ({nodes[step.name]} of {len(nodes)})")
+            for sql in step.statements:
+                word = sql.strip().rstrip(";").upper()
+                con.execute(sql)
+                if word in _BEGIN:
+                    in_transaction = True
+                elif word in _END:
+                    in_transaction = False
+                elif step.name.startswith("test.") and _test_failed(con):
+                    log.info("a replayed test found rows (%s): dbt runs the phase", step.name)
+                    _roll_back(con, in_transaction)
+                    return None
+            # dbt lets go of a node's connection at its end, rolling back what is open (a test's read).
+            if in_transaction:
+                con.execute("ROLLBACK")
+                in_transaction = False
+            if step.node:
+                node_seconds[step.name] = round(time.perf_counter() - started, 4)
+    except Exception as exc:  # noqa: BLE001 - any failure: dbt runs the phase and says what is wrong
+        log.info("a recorded change build did not replay (%s): dbt runs the phase", exc)
+        _roll_back(con, in_transaction)
+        return None
+    return node_seconds
+
+
+def _say(progress: Callable[[str], None], text: str) -> None:
+    try:
+        progress(text)
+    except Exception:  # noqa: BLE001 - showing progress is not the build (as for dbt's events)
+        log.warning("build progress could not be shown", exc_info=True)
+
+
+def _model_name(step: Step) -> str:
+    return step.name.rsplit(".", 1)[-1]
+
+
+def _test_name(step: Step) -> str:
+    # test.kneepoint.unique_dim_files_file_id.e7617f0d2d -> unique_dim_files_file_id
+    parts = step.name.split(".")
+    return parts[2] if len(parts) > 2 else step.name
+
+
+def _test_failed(con: Any) -> bool:
+    """Whether the statement just sent was a dbt test's verdict that fails (`should_error`)."""
+    names = [d[0] for d in (con.description or ())]
+    if "should_error" not in names:
+        return False
+    row = con.fetchone()
+    return bool(row and row[names.index("should_error")])
+
+
+def _roll_back(con: Any, in_transaction: bool) -> None:
+    if not in_transaction:
+        return
+    try:
+        con.execute("ROLLBACK")
+    except Exception:  # noqa: BLE001 - the connection is closed next; nothing was committed
+        log.debug("rollback after a failed replay failed", exc_info=True)
