@@ -343,13 +343,18 @@ def load_points(disk_keys: Sequence[str], db: Location | None = None) -> pl.Data
     )
 
 
-def load_target_columns(found: ResponseTargetPoint | None, target_ms: float, throughput_unit: str) -> dict:
+def load_target_columns(
+    found: ResponseTargetPoint | None, target_ms: float, throughput_unit: str, points: Sequence[ResponsePoint]
+) -> dict:
     """The response-time-target columns of a load series (the command line's --latency-target-ms and the app's):
-    the most throughput with the response time under the target, in the series' unit and per second."""
+    the most throughput with the response time under the target, in the series' unit and per second, and how many
+    of the series' loads had a response time to hold to it."""
     from kneepoint.app.wording import per_s_in_unit
 
+    timed = sum(any(v is not None for v in (p.response_p99_ms, p.response_p95_ms, p.response_avg_ms)) for p in points)
     return {
         "latency_target_ms": target_ms,
+        "latency_target_timed_loads": timed,
         "latency_target_metric": found.response_metric if found else None,
         "latency_target_load": found.load if found else None,
         "throughput_per_s_at_latency_target": found.throughput_per_s if found else None,
@@ -369,7 +374,12 @@ def load_response_target(points: pl.DataFrame, units: dict[str, str], target_ms:
             )
         )
     return {
-        series_id: load_target_columns(response_target_point(by_series.get(series_id, []), target_ms), target_ms, unit)
+        series_id: load_target_columns(
+            response_target_point(by_series.get(series_id, []), target_ms),
+            target_ms,
+            unit,
+            by_series.get(series_id, []),
+        )
         for series_id, unit in units.items()
     }
 

@@ -527,6 +527,8 @@ def response_target_sentence(row: Mapping[str, Any], target_ms: float) -> str:
     """The most throughput under a response-time target: 'the most under 500 ms is 310 queries/min at 5
     concurrent sessions (p95 480 ms)'."""
     if row.get("throughput_at_latency_target") is None:
+        if row.get("latency_target_timed_loads") == 0:
+            return "no response time reported to hold to it"
         return f"no measured load answers under {target_ms:g} ms"
     return (
         f"the most under {target_ms:g} ms is "

@@ -228,7 +228,8 @@ def test_cli_response_target_is_the_most_throughput_under_it(built, monkeypatch,
     # the p95 is what the target is held to: 3 sessions answer in 3.84 s at p95 (2.56 s mean), 4 in 4.44 s
     assert (slow["latency_target_metric"], slow["latency_target_load"]) == ("p95", 3)
     nopm = next(o for o in data if o["throughput_what"] == "new orders")
-    assert nopm["latency_target_load"] is None  # HammerDB printed no response time
+    # HammerDB printed no response time: nothing to hold to the target, and said so
+    assert nopm["latency_target_load"] is None and nopm["latency_target_timed_loads"] == 0
 
 
 def test_cli_says_each_load_series_in_the_apps_words(built, monkeypatch, capsys):
@@ -239,6 +240,8 @@ def test_cli_says_each_load_series_in_the_apps_words(built, monkeypatch, capsys)
     block = next(b for b in out.split("\n\n") if b.startswith("Azure P40 stripe @ sql01 · queries against"))
     assert "    saturates at 4 concurrent sessions: 300 queries/min, 800 ms mean response" in block
     assert "    USL: the fitted USL model peaks at " in block
+    nopm = next(b for b in out.split("\n\n") if b.startswith("Azure P30 · new orders against virtual users"))
+    assert "Response-time target: no response time reported to hold to it" in nopm
     slow = next(b for b in out.split("\n\n") if b.startswith("slow · "))
     assert "Little's law off (load ≠ throughput × response time, outside 0.8–1.25) in 8 of 8 steps" in slow
 
@@ -278,6 +281,11 @@ def test_report_has_a_workloads_section_when_load_series_are_in_scope(built):
     }
     # HammerDB printed no response time: its workloads get the throughput chart only
     assert [c.name.rsplit("-", 1)[-1] for c in workloads if "new orders" in c.workload] == ["throughput"]
+    # a configuration known by its load series alone is summed up by them
+    assert dict(report.summary)["Azure P40 stripe @ sql01"] == (
+        "no disk benchmark; queries against concurrent sessions: saturates at 4 concurrent sessions: 300 queries/min, "
+        "800 ms mean response."
+    )
     scoped = build_report(built, disks=["slow"])
     assert {c.workload for c in scoped.charts} == {"Workload: queries against concurrent sessions"}
 

@@ -120,6 +120,7 @@ def _load_rows(con, tolerance: float | None, latency_target_ms: float | None) ->
                     response_target_point(points.get(r["series_id"], []), latency_target_ms),
                     latency_target_ms,
                     r["throughput_unit"],
+                    points.get(r["series_id"], []),
                 ),
             }
             for r in rows

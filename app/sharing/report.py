@@ -159,7 +159,12 @@ def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = L
         else {},
         "grid": queries.disk_grid(keys, db) if keys else pl.DataFrame(),
     }
-    data["summary"] = _summary(disks, overview, data["targets"], latency_target_ms)
+    # load series (an application's throughput against sessions, virtual users, databases), in scope when a chosen
+    # configuration has some
+    loads = "mart_load_saturation" in tables and keys
+    data["load_saturation"] = queries.load_saturation(keys, db) if loads else pl.DataFrame()
+    data["load_points"] = queries.load_points(keys, db) if loads else pl.DataFrame()
+    data["summary"] = _summary(disks, overview, data["targets"], latency_target_ms, data["load_saturation"])
     runs = _read(
         db,
         f"SELECT * FROM fct_io_results WHERE {_in_keys(keys)} ORDER BY disk_key, {queries.SERIES_ORDER}, "
@@ -246,11 +251,6 @@ def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = L
     data["statements"] = queries.statements(keys, db=db) if "fct_query_time" in tables and keys else pl.DataFrame()
     # observed production load, in scope when a chosen disk has some (mart_headroom: one row per host and device)
     data["headroom"] = queries.headroom(keys, db) if "mart_headroom" in tables and keys else pl.DataFrame()
-    # load series (an application's throughput against sessions, virtual users, databases), in scope when a chosen
-    # configuration has some
-    loads = "mart_load_saturation" in tables and keys
-    data["load_saturation"] = queries.load_saturation(keys, db) if loads else pl.DataFrame()
-    data["load_points"] = queries.load_points(keys, db) if loads else pl.DataFrame()
     # Files stored in one batch share their commit time: the labels and bytes then order them, the same on any engine.
     files = _read(db, "SELECT * FROM dim_files ORDER BY ingested_at, file_name, disk, host, sha256")
     data["files"] = files.filter(
@@ -286,14 +286,28 @@ def _headline_target(targets: dict, disk: str, row: dict) -> dict | None:
 
 
 def _summary(
-    disks: pl.DataFrame, overview: pl.DataFrame, targets: dict, latency_target_ms: float
+    disks: pl.DataFrame,
+    overview: pl.DataFrame,
+    targets: dict,
+    latency_target_ms: float,
+    loads: pl.DataFrame | None = None,
 ) -> list[tuple[str, str]]:
     """Each disk in one sentence: its headline workload's saturation point and the most IOPS it gave under the
-    latency target."""
+    latency target; a configuration with load series (`loads`, mart_load_saturation) and no benchmark, its first
+    load series' saturation."""
     out = []
     for d in disks.iter_rows(named=True):
         key = d["disk_key"]
         rows = [] if overview.is_empty() else overview.filter(pl.col("disk_key") == key).to_dicts()
+        series = [] if loads is None or loads.is_empty() else loads.filter(pl.col("disk_key") == key).to_dicts()
+        if not rows and series:
+            # a configuration known by its load series alone: the first in one sentence, as the Workloads section
+            first = series[0]
+            more = f" ({w.plural(len(series), 'load series', 'load series')})" if len(series) > 1 else ""
+            out.append(
+                (key, f"no disk benchmark; {w.load_series_title(first)}{more}: {w.load_saturation_sentence(first)}.")
+            )
+            continue
         if not rows:
             what = w.plural(d["statements"], "SQL Server statement") if d["statements"] else "no benchmark curve"
             out.append((key, f"no benchmark results, only {what}."))
