@@ -1273,3 +1273,122 @@ def _mark_busy_hours(fig: go.Figure, headroom: pl.DataFrame, devices: Mapping[st
             yanchor="bottom",
             font={"size": 11, "color": "#555"},
         )
+
+
+# -- load series: an application's throughput and response time against its load ------------------------------
+
+LOAD_METRICS: dict[str, str] = {"throughput": "Throughput", "response": "Response time (ms)"}
+
+
+def _load_series_name(r: Mapping[str, Any], several_workloads: bool) -> str:
+    return f"{r['disk_key']} · {r['workload']}" if several_workloads and r.get("workload") else r["disk_key"]
+
+
+def load_curve_figure(
+    points: pl.DataFrame,
+    saturation: pl.DataFrame,
+    metric: str,
+    colors: Mapping[str, str] | None = None,
+    usl: bool = False,
+    title: str | None = None,
+) -> go.Figure:
+    """Throughput (in the first series' unit) or mean response time against the load (int_load_points), one line
+    per load series in its configuration's colour (the p95 response dotted where given); the saturation point
+    (mart_load_saturation) as a diamond, said in the notes above the chart; with `usl`, the mart's USL fit over
+    the throughput chart. The series drawn together count the same thing against the same load (the page and
+    the report pick one workload at a time)."""
+    assert metric in LOAD_METRICS, metric
+    colors = _colors(points, colors)
+    rows = {r["series_id"]: r for r in saturation.iter_rows(named=True)} if not saturation.is_empty() else {}
+    first = next(iter(rows.values()), None)
+    unit = first["throughput_unit"] if first else None
+    kind = first["load_kind"] if first else "load"
+    several_workloads = len({r["workload"] for r in rows.values()}) > 1
+    fig = go.Figure()
+    values: list[float] = []
+    notes: list[str] = []
+    for series_id, r in rows.items():
+        df = points.filter(pl.col("series_id") == series_id) if not points.is_empty() else points
+        if df.is_empty():
+            continue
+        color, name = colors.get(r["disk_key"], "#444"), _load_series_name(r, several_workloads)
+        loads = df["load"].to_list()
+        throughput = [w.per_s_in_unit(v, unit) for v in df["throughput_per_s"].to_list()]
+        lines = (
+            [("mean", df["response_avg_ms"].to_list(), "solid"), ("p95", df["response_p95_ms"].to_list(), "dot")]
+            if metric == "response"
+            else [(unit, throughput, "solid")]
+        )
+        for label, ys, dash in lines:
+            if all(v is None for v in ys):
+                continue
+            values += [v for v in ys if v is not None]
+            fig.add_trace(
+                go.Scatter(
+                    x=loads,
+                    y=ys,
+                    mode="lines+markers",
+                    name=esc(name if dash == "solid" else f"{name} · p95"),
+                    legendgroup=esc(name),
+                    line={"color": color, "width": 2, "dash": dash},
+                    marker={"size": 8},
+                    cliponaxis=False,
+                    hovertext=[
+                        f"<b>{esc(name)}</b><br>{w.fmt_load(x)} {esc(kind)}: "
+                        + (
+                            f"{w.fmt_ms(y)} ms {label} response"
+                            if metric == "response"
+                            else esc(w.fmt_load_throughput(y, unit))
+                        )
+                        + f"<br>{esc(p['file_name'])}, line {p['source_line']}, {esc(p['tool'])}"
+                        for x, y, p in zip(loads, ys, df.iter_rows(named=True), strict=True)
+                    ],
+                    hovertemplate="%{hovertext}<extra></extra>",
+                )
+            )
+        if usl and metric == "throughput" and r.get("usl_fitted"):
+            _add_load_usl(fig, r, color, name, unit)
+        if r.get("saturated"):
+            y = (
+                r["response_avg_ms_at_saturation"]
+                if metric == "response"
+                else w.per_s_in_unit(r["throughput_per_s_at_saturation"], unit)
+            )
+            if y is not None:
+                _mark_saturation(fig, r["saturation_load"], y, color, name, w.load_saturation_sentence(r), vline=True)
+        notes += _note_lines(color, (f"{name}: " if len(rows) > 1 else "") + w.load_saturation_sentence(r))
+    _saturation_legend(fig)
+    y_title = f"Throughput ({unit})" if metric == "throughput" and unit else LOAD_METRICS[metric]
+    all_loads = points["load"].to_list() if not points.is_empty() else []
+    return _layout(
+        fig,
+        title or f"{LOAD_METRICS[metric].split(' (')[0]} vs {kind}",
+        {"title": kind.capitalize(), "range": [0, max(all_loads, default=1) * 1.05], "rangemode": "tozero"},
+        value_axis(y_title, values),
+        notes=notes,
+    )
+
+
+def _add_load_usl(fig: go.Figure, row: Mapping[str, Any], color: str, name: str, unit: str | None) -> None:
+    """The mart's USL fit of a load series drawn over its tested range (evaluating the fitted formula)."""
+    lo, hi = float(row["min_load"]), float(row["max_load"])
+    steps = 96
+    xs = [lo + (hi - lo) * i / steps for i in range(steps + 1)] if hi > lo else [lo]
+    ys = [w.per_s_in_unit(usl_iops(x, row["usl_lambda_per_s"], row["usl_sigma"], row["usl_kappa"]), unit) for x in xs]
+    sentence = esc(w.load_usl_sentence(row))
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="lines",
+            name=esc(f"{name}: USL model"),
+            legendgroup=esc(name),
+            line={"color": color, "width": 1.5, "dash": "dash"},
+            hovertext=[
+                f"<b>{esc(name)}: USL model</b><br>{esc(w.fmt_load_throughput(y, unit))} at {w.plain(x)} "
+                f"{esc(row['load_kind'])}<br>{sentence}"
+                for x, y in zip(xs, ys, strict=True)
+            ],
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
+    )

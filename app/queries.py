@@ -22,7 +22,14 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from kneepoint.ingest.analytics import LatencyPoint, LatencyTargetPoint, latency_target_point
+from kneepoint.ingest.analytics import (
+    LatencyPoint,
+    LatencyTargetPoint,
+    ResponsePoint,
+    ResponseTargetPoint,
+    latency_target_point,
+    response_target_point,
+)
 from kneepoint.ingest.warehouse import Location, connect, exists, is_postgres, locate
 
 
@@ -296,6 +303,85 @@ def latency_target(
     for disk, series_id, load, iops, p99, avg in rows.rows():
         points.setdefault((disk, series_id), []).append(LatencyPoint(load, iops, p99, avg))
     return {k: target_columns(latency_target_point(p, target_ms), target_ms) for k, p in points.items()}
+
+
+# -- load series (an application's throughput against sessions, virtual users, databases) ---------------------
+
+LOAD_SERIES_ORDER = "disk_key, workload, load_kind, throughput_what"
+
+
+def load_disks(db: Location | None = None) -> list[str]:
+    """The configurations (disk keys) that hold a load series."""
+    if "mart_load_saturation" not in tables(db):
+        return []
+    return query("SELECT DISTINCT disk_key FROM mart_load_saturation ORDER BY disk_key", db=db)["disk_key"].to_list()
+
+
+def load_saturation(
+    disk_keys: Sequence[str], db: Location | None = None, tolerance: float | None = None
+) -> pl.DataFrame:
+    """mart_load_saturation (the disks' rule over load and throughput, the USL fit) for the chosen configurations;
+    at another `tolerance`, the same rule through the table macro the mart is built from."""
+    if "mart_load_saturation" not in tables(db):
+        return pl.DataFrame()
+    keys = list(disk_keys)
+    source, params = "mart_load_saturation", []
+    if tolerance is not None and not math.isclose(tolerance, built_tolerance(db)):
+        source, params = "load_saturation_points(?)", [tolerance]
+    return query(
+        f"SELECT * FROM {source} WHERE {_in('disk_key', keys)} ORDER BY {LOAD_SERIES_ORDER}", [*params, *keys], db=db
+    )
+
+
+def load_points(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
+    """int_load_points of the chosen configurations: one point per series and load, the curves' points."""
+    if "int_load_points" not in tables(db):
+        return pl.DataFrame()
+    keys = list(disk_keys)
+    return query(
+        f"SELECT * FROM int_load_points WHERE {_in('disk_key', keys)} ORDER BY {LOAD_SERIES_ORDER}, load", keys, db=db
+    )
+
+
+def load_target_columns(
+    found: ResponseTargetPoint | None, target_ms: float, throughput_unit: str, points: Sequence[ResponsePoint]
+) -> dict:
+    """The response-time-target columns of a load series (the command line's --latency-target-ms and the app's):
+    the most throughput with the response time under the target, in the series' unit and per second, and how many
+    of the series' loads had a response time to hold to it."""
+    from kneepoint.app.wording import per_s_in_unit
+
+    timed = sum(any(v is not None for v in (p.response_p99_ms, p.response_p95_ms, p.response_avg_ms)) for p in points)
+    return {
+        "latency_target_ms": target_ms,
+        "latency_target_timed_loads": timed,
+        "latency_target_metric": found.response_metric if found else None,
+        "latency_target_load": found.load if found else None,
+        "throughput_per_s_at_latency_target": found.throughput_per_s if found else None,
+        "throughput_at_latency_target": per_s_in_unit(found.throughput_per_s, throughput_unit) if found else None,
+        "latency_ms_at_latency_target": found.response_ms if found else None,
+    }
+
+
+def load_response_target(points: pl.DataFrame, units: dict[str, str], target_ms: float) -> dict[str, dict]:
+    """Per load series (series_id, its unit in `units`): the most throughput among the loads whose response time
+    stays under `target_ms` (ingest/analytics.response_target_point over int_load_points)."""
+    by_series: dict[str, list[ResponsePoint]] = {}
+    for r in points.iter_rows(named=True) if not points.is_empty() else ():
+        by_series.setdefault(r["series_id"], []).append(
+            ResponsePoint(
+                r["load"], r["throughput_per_s"], r["response_p99_ms"], r["response_p95_ms"], r["response_avg_ms"]
+            )
+        )
+    return {
+        series_id: load_target_columns(
+            response_target_point(by_series.get(series_id, []), target_ms),
+            target_ms,
+            unit,
+            by_series.get(series_id, []),
+        )
+        for series_id, unit in units.items()
+    }
 
 
 def saturation_overview(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:

@@ -521,3 +521,100 @@ def statement_status(row: Mapping[str, Any]) -> str:
 def slug(text: str, limit: int = 60) -> str:
     """A file-name stem: 'Random read 4 KiB' -> 'random-read-4-kib'."""
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:limit].strip("-") or "chart"
+
+
+# -- load series (an application's throughput against sessions, virtual users, databases) ------------------------
+
+
+def load_series_title(row: Mapping[str, Any]) -> str:
+    """'oltp: transactions against virtual users', 'queries against concurrent sessions'."""
+    workload = row.get("workload") or ""
+    return f"{workload + ': ' if workload else ''}{row['throughput_what']} against {row['load_kind']}"
+
+
+def fmt_load_throughput(value: float | None, unit: str | None) -> str:
+    """'1,234 transactions/min', '4.52 queries/s'."""
+    if value is None:
+        return DASH
+    return f"{fmt_iops(value)} {unit}" if unit else fmt_iops(value)
+
+
+def per_s_in_unit(per_s: float | None, unit: str) -> float | None:
+    """A throughput per second in a load series' unit ('transactions/min': × 60)."""
+    from kneepoint.ingest import units
+
+    return None if per_s is None else per_s / units.load_throughput_units()[unit]
+
+
+def load_rule_sentence(tolerance: float) -> str:
+    """The disks' saturation rule said for a load series."""
+    return (
+        f"The saturation load is the smallest load (sessions, virtual users, databases) past which no larger measured "
+        f"load delivers more than {tolerance:.0%} more throughput: beyond it, more load only adds response time."
+    )
+
+
+def response_text(avg_ms: float | None, p95_ms: float | None = None, p99_ms: float | None = None) -> str:
+    """'820 ms mean response (p95 1,230 ms)', 'no response time reported'."""
+    tail = next((f"{name} {fmt_ms(v)} ms" for name, v in (("p99", p99_ms), ("p95", p95_ms)) if v is not None), None)
+    if avg_ms is not None:
+        return f"{fmt_ms(avg_ms)} ms mean response" + (f" ({tail})" if tail else "")
+    return f"{tail} response" if tail else "no response time reported"
+
+
+def load_saturation_sentence(row: Mapping[str, Any]) -> str:
+    """A mart_load_saturation row in words: 'saturates at 4 concurrent sessions: 300 queries/min, 800 ms mean
+    response', or 'not saturated within the tested range (1–12 concurrent sessions): best 320 queries/min at 12'."""
+    kind, unit = row["load_kind"], row.get("throughput_unit")
+    lo, hi = row.get("min_load"), row.get("max_load")
+    if not row.get("saturated"):
+        best = fmt_load_throughput(row.get("max_throughput"), unit)
+        if lo == hi:
+            return f"not saturated: only measured at {fmt_load(lo)} {kind} ({best})"
+        return (
+            f"not saturated within the tested range ({fmt_load(lo)}–{fmt_load(hi)} {kind}): best {best} at "
+            f"{fmt_load(row.get('max_throughput_load'))}"
+        )
+    return (
+        f"saturates at {fmt_load(row['saturation_load'])} {kind}: "
+        f"{fmt_load_throughput(row.get('throughput_at_saturation'), unit)}, "
+        + response_text(
+            row.get("response_avg_ms_at_saturation"),
+            row.get("response_p95_ms_at_saturation"),
+            row.get("response_p99_ms_at_saturation"),
+        )
+    )
+
+
+def load_usl_sentence(row: Mapping[str, Any]) -> str:
+    """The USL fit of a load series: 'the fitted USL model peaks at 7 concurrent sessions (340 queries/min; fit R²
+    0.99)'. Its caveats (usl_note) are said apart."""
+    if not row.get("usl_fitted"):
+        note = row.get("usl_note") or ""
+        return "no USL model fitted" + (f": {note.removeprefix('USL not fitted: ')}" if note else "")
+    r2 = row.get("usl_r_squared")
+    fit = f"fit R² {r2:.2f}" if r2 is not None else "flat throughput"
+    peak = row.get("usl_peak_load")
+    if peak is None:
+        return f"the fitted USL model predicts no peak: throughput levels off ({fit})"
+    unit = row.get("throughput_unit") or f"{row['throughput_what']}/s"
+    peak_x = per_s_in_unit(row.get("usl_peak_throughput_per_s"), unit)
+    return (
+        f"the fitted USL model peaks at {fmt_load(round(peak))} {row['load_kind']} "
+        f"({fmt_load_throughput(peak_x, unit)}; {fit})"
+    )
+
+
+def response_target_sentence(row: Mapping[str, Any], target_ms: float) -> str:
+    """The most throughput under a response-time target: 'the most under 500 ms is 310 queries/min at 5
+    concurrent sessions (p95 480 ms)'."""
+    if row.get("throughput_at_latency_target") is None:
+        if row.get("latency_target_timed_loads") == 0:
+            return "no response time reported to hold to it"
+        return f"no measured load answers under {target_ms:g} ms"
+    return (
+        f"the most under {target_ms:g} ms is "
+        f"{fmt_load_throughput(row['throughput_at_latency_target'], row.get('throughput_unit'))} at "
+        f"{fmt_load(row['latency_target_load'])} {row['load_kind']} ({row['latency_target_metric']} "
+        f"{fmt_ms(row['latency_ms_at_latency_target'])} ms)"
+    )

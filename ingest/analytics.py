@@ -274,8 +274,9 @@ def _nnls_two_columns(a: np.ndarray, b: np.ndarray, z: np.ndarray) -> tuple[np.n
     return coefficients[:, 0], coefficients[:, 1]
 
 
-def usl_note(fit: UslFit | None, loads: Sequence[float]) -> str | None:
-    """What a reader should know before trusting the fit; None when there is nothing to add."""
+def usl_note(fit: UslFit | None, loads: Sequence[float], what: str = "IOPS") -> str | None:
+    """What a reader should know before trusting the fit; None when there is nothing to add. `what`: the
+    series' throughput in words (a load series says "throughput")."""
     if fit is None:
         return f"USL not fitted: it needs at least {MIN_USL_POINTS} loads, the series has {len(loads)}"
     notes = []
@@ -285,10 +286,10 @@ def usl_note(fit: UslFit | None, loads: Sequence[float]) -> str | None:
             "(noise, a cache or a bandwidth cap), so its peak means little"
         )
     if fit.peak_outstanding_io is None and fit.kappa > 0:
-        notes.append("IOPS fall from the first load on (σ = 1): the fit predicts no peak")
+        notes.append(f"{what} fall from the first load on (σ = 1): the fit predicts no peak")
     elif fit.peak_outstanding_io is None:
         notes.append(
-            "no coherency term (κ = 0): the fit predicts no peak, IOPS level off towards "
+            f"no coherency term (κ = 0): the fit predicts no peak, {what} level off towards "
             f"λ/σ = {fit.lambda_iops / fit.sigma:,.0f}"
             if fit.sigma > 0
             else "no contention or coherency: the fit predicts linear scaling"
@@ -377,3 +378,46 @@ def series_fits_many(series: Sequence[tuple[Sequence[float], Sequence[float]]]) 
             }
         )
     return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ResponsePoint:
+    """One point of a load series: its load, throughput per second and response times (ms)."""
+
+    load: float
+    throughput_per_s: float
+    response_p99_ms: float | None
+    response_p95_ms: float | None
+    response_avg_ms: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseTargetPoint:
+    """The most throughput a load series delivers with its response time under a target, and at which load."""
+
+    load: float
+    throughput_per_s: float
+    response_ms: float
+    response_metric: str  # "p99", "p95", or "mean": the strictest the point has
+
+
+def response_target_point(points: Sequence[ResponsePoint], target_ms: float) -> ResponseTargetPoint | None:
+    """The load series' highest throughput among the loads whose response time (p99, else p95, else the mean) is
+    under `target_ms`; the smaller load on a tie. Unlike a disk's latency target (the largest load under it), an
+    application past its peak delivers less at a larger load, so the answer is the best throughput, not the last
+    load. Points without a response time are skipped; None when no point meets the target."""
+    if not (target_ms > 0 and math.isfinite(target_ms)):
+        raise ValueError(f"response-time target must be a positive number of ms, not {target_ms!r}")
+    best: ResponseTargetPoint | None = None
+    for p in sorted(points, key=lambda p: p.load):
+        measured = [
+            (v, m)
+            for v, m in ((p.response_p99_ms, "p99"), (p.response_p95_ms, "p95"), (p.response_avg_ms, "mean"))
+            if v is not None
+        ]
+        if not measured:
+            continue
+        response, metric = measured[0]
+        if response < target_ms and (best is None or p.throughput_per_s > best.throughput_per_s):
+            best = ResponseTargetPoint(p.load, p.throughput_per_s, response, metric)
+    return best

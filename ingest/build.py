@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from kneepoint.ingest import __version__, formats, postgres, replay, schema
+from kneepoint.ingest.load_fits import refit_loads
 from kneepoint.ingest.units import PROJECT_ROOT
 from kneepoint.ingest.warehouse import (
     FILE_CHANGE_LOCK,
@@ -60,7 +61,7 @@ from kneepoint.ingest.warehouse import (
 )
 
 # The files whose content decides what the models hold: a change to any of them rebuilds everything.
-_DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analytics.py")
+_DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analytics.py", "ingest/load_fits.py")
 # What dbt parses (its manifest is kept until one of them changes).
 _PARSED = ("dbt_project.yml", "selectors.yml", "profiles.yml", "models", "macros", "tests/dbt")
 # The model tables an incremental build extends: one missing (deleted by hand, an older warehouse) means a full build.
@@ -83,6 +84,11 @@ _INCREMENTAL_MODELS = (
     "mart_production_vs_baseline",
     "mart_headroom",
     "mart_waits_vs_baseline",
+    "fct_load_steps",
+    "int_load_points",
+    "mart_load_usl_fits",
+    "kneepoint_load_usl_fits",
+    "mart_load_saturation",
 )
 
 Progress = Callable[[str], None]
@@ -188,7 +194,8 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
         # same on every engine: a least-squares fit has no portable SQL), then the models that read them.
         args = ["build"] + (["--full-refresh"] if plan.kind == "full" else [])
         if all_tests:
-            first, second = [*args, "--exclude", "mart_usl_fits+"], [*args, "--select", "mart_usl_fits+"]
+            fits = ["mart_usl_fits+", "mart_load_usl_fits+"]
+            first, second = [*args, "--exclude", *fits], [*args, "--select", *fits]
         else:
             first, second = _CHANGE_PHASES
             if plan.kind == "full":
@@ -198,6 +205,7 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
         run = _run_phase(db, first, progress, kept)
         if not run.failures and plan.kind != "none":
             fitted = refit(db, every_series=plan.kind == "full", progress=progress)
+            fitted += refit_loads(db, every_series=plan.kind == "full", progress=progress)
             run = run.then(_run_phase(db, second, progress, kept))
             run.node_seconds["usl fits (ingest/analytics.py)"] = fitted
         elif not run.failures:

@@ -283,6 +283,25 @@ USL_FITS = Table(
     ),
     primary_key="series_id",
 )
+# The USL fits of the load series (ingest/load_fits.py, run beside the disks' fits; mart_load_usl_fits presents them):
+# N = the load (sessions, virtual users, databases), X = throughput per second.
+LOAD_USL_FITS = Table(
+    "kneepoint_load_usl_fits",
+    (
+        Column("series_id", "VARCHAR", not_null=True),
+        Column("disk_key", "VARCHAR", not_null=True),
+        Column("points", "BIGINT", not_null=True),
+        Column("usl_fitted", "BOOLEAN", not_null=True),
+        Column("usl_lambda_per_s", "DOUBLE"),
+        Column("usl_sigma", "DOUBLE"),
+        Column("usl_kappa", "DOUBLE"),
+        Column("usl_peak_load", "DOUBLE"),
+        Column("usl_peak_throughput_per_s", "DOUBLE"),
+        Column("usl_r_squared", "DOUBLE"),
+        Column("usl_note", "VARCHAR"),
+    ),
+    primary_key="series_id",
+)
 # Which declaration the warehouse was completed to (schema_hash): a connect checks one row, not the catalog.
 SCHEMA_VERSION = Table("kneepoint_schema", (Column("schema_hash", "VARCHAR", not_null=True),))
 
@@ -295,6 +314,7 @@ TABLES: dict[str, Table] = {
     CHANGED_DISKS.name: CHANGED_DISKS,
     KNOWN_TOOLS.name: KNOWN_TOOLS,
     USL_FITS.name: USL_FITS,
+    LOAD_USL_FITS.name: LOAD_USL_FITS,
     SCHEMA_VERSION.name: SCHEMA_VERSION,
 }
 

@@ -11,3 +11,17 @@
 {% macro littles_law_outstanding_io(iops_expr, latency_ms_expr) -%}
     ({{ iops_expr }} * {{ ms_to_s(latency_ms_expr) }})
 {%- endmacro %}
+
+{#- Little's law for a load series: sessions = throughput x response time where each unit of load is one session
+    waiting for its answer (concurrent sessions, virtual users). A database or an instance runs sessions of its own,
+    which the load does not count: those steps are not checked. -#}
+{% macro littles_law_unchecked_load_kinds() -%}
+    ('databases', 'instances')
+{%- endmacro %}
+
+{% macro littles_law_load_ratio(load_kind_expr, load_expr, throughput_per_s_expr, response_ms_expr) -%}
+    (case
+        when {{ load_kind_expr }} not in {{ littles_law_unchecked_load_kinds() }} and {{ load_expr }} > 0
+            then {{ throughput_per_s_expr }} * {{ ms_to_s(response_ms_expr) }} / {{ load_expr }}
+    end)
+{%- endmacro %}

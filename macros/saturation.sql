@@ -124,19 +124,19 @@
     ) as loads using ({{ partition | join(', ') }})
 {%- endmacro %}
 
-{#- The rule over one row per series and load (`points`), grouped by `series_columns`, the load being
-    `load_column`; `tolerance` is a SQL expression. The rule itself (`qualifies`) is written once; each engine then
-    picks the rows it names its own way (kp_rule_per_series). -#}
-{% macro saturation_rule(points, series_columns, load_column, tolerance, where='true') -%}
-    {%- set partition = series_columns | join(', ') -%}
-    with points as (
+{#- The rule itself, written once: the CTEs `points` (the rows of `points` that `where` keeps, each with the best
+    throughput of the larger loads of its series) and `judged` (each point with `qualifies`: a larger load was
+    measured and none of them beats this point by more than the tolerance). Disks measure throughput in IOPS over
+    outstanding I/O (saturation_rule); load series in `throughput_per_s` over their load (load_saturation_sql). -#}
+{% macro saturation_judged(points, series_columns, load_column, tolerance, where='true', throughput_column='iops') -%}
+    points as (
         select
             *,
-            max(iops) over (
-                partition by {{ partition }}
+            max({{ throughput_column }}) over (
+                partition by {{ series_columns | join(', ') }}
                 order by {{ load_column }}
                 rows between 1 following and unbounded following
-            ) as best_iops_beyond
+            ) as best_throughput_beyond
         from {{ points }}
         where {{ where }}
     ),
@@ -145,9 +145,17 @@
         select
             *,
             -- the rule: a larger load was measured, and none of them beats this point by more than the tolerance
-            coalesce(best_iops_beyond <= (1 + {{ tolerance }}) * iops, false) as qualifies
+            coalesce(best_throughput_beyond <= (1 + {{ tolerance }}) * {{ throughput_column }}, false) as qualifies
         from points
-    ),
+    )
+{%- endmacro %}
+
+{#- The rule over one row per series and load (`points`), grouped by `series_columns`, the load being
+    `load_column`; `tolerance` is a SQL expression. The rule itself (`qualifies`) is written once; each engine then
+    picks the rows it names its own way (kp_rule_per_series). -#}
+{% macro saturation_rule(points, series_columns, load_column, tolerance, where='true') -%}
+    {%- set partition = series_columns | join(', ') -%}
+    with {{ saturation_judged(points, series_columns, load_column, tolerance, where) }},
 
     per_series as (
         {{ adapter.dispatch('kp_rule_per_series', 'kneepoint')(series_columns, load_column) }}

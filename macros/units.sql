@@ -66,3 +66,17 @@
         ) / (coalesce({{ reads_expr }}, 0) + coalesce({{ writes_expr }}, 0))
     end)
 {%- endmacro %}
+
+{#- Load series (raw_load_steps): a throughput in a load-throughput unit (`transactions/min`, `new orders/min`, ...)
+    to per second, and back to the unit a series shows; the "what" of a unit is what it counts (`transactions`). -#}
+{% macro to_per_s(value_expr, unit_expr) -%}
+    ({{ value_expr }} * {{ _factor_case(unit_expr, var('load_throughput_units_per_s')) }})
+{%- endmacro %}
+
+{% macro per_s_to_unit(per_s_expr, unit_expr) -%}
+    ({{ per_s_expr }} / {{ _factor_case(unit_expr, var('load_throughput_units_per_s')) }})
+{%- endmacro %}
+
+{% macro throughput_what(unit_expr) -%}
+    split_part({{ unit_expr }}, '/', 1)
+{%- endmacro %}

@@ -45,6 +45,18 @@ PLANTS = {
         "UPDATE mart_headroom SET headroom = 2 * headroom WHERE rowid = "
         "(SELECT min(rowid) FROM mart_headroom WHERE headroom IS NOT NULL)"
     ),
+    # the sample holds no load series: a planted one that claims a saturation point no point supports
+    "assert_load_saturation_rule_holds": (
+        "INSERT INTO mart_load_saturation (series_id, disk_key, load_kind, throughput_what, throughput_unit, points, "
+        "saturated, saturation_load, tolerance) VALUES ('planted | load: concurrent sessions · queries', 'planted', "
+        "'concurrent sessions', 'queries', 'queries/min', 3, true, 4, 0.1)"
+    ),
+    # 2 queries/s x 1 s over 4 sessions: Little's law off by half, yet not flagged
+    "assert_load_littles_law_holds": (
+        "INSERT INTO fct_load_steps (load_step_id, disk_key, disk, tool, load_kind, load, throughput_per_s, "
+        "response_avg_ms, littles_law_ratio, littles_law_flag, file_id, record_index) VALUES ('planted:0', "
+        "'planted', 'planted', 'table', 'concurrent sessions', 4, 2.0, 1000.0, 0.5, false, 'planted', 0)"
+    ),
 }
 
 

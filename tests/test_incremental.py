@@ -1,9 +1,10 @@
 """Incremental builds give exactly what a full refresh gives.
 
-Random sequences of changes (ingest, re-ingest of stored or deleted bytes, relabel, delete, bundle import) run over
-the sample data and corpus files, each change brought into the models the way the product does it (an
-incremental build of the changes since the last one). After each sequence every mart of that warehouse is compared,
-row for row (floats to 1e-9 relative), with a `--full-refresh` build of a copy of the same raw layer.
+Random sequences of changes (ingest, re-ingest of stored or deleted bytes, production logs, load series, relabel,
+delete, bundle import) run over the sample data and corpus files, each change brought into the models the way the
+product does it (an incremental build of the changes since the last one). After each sequence every mart of that
+warehouse is compared, row for row (floats to 1e-9 relative), with a `--full-refresh` build of a copy of the same raw
+layer.
 
 CI runs SEQUENCES sequences; KNEEPOINT_LONG=1 runs LONG_SEQUENCES. A failure names its seed and the changes of its
 sequence; `KNEEPOINT_SEED=N` replays that sequence alone (from an empty warehouse).
@@ -28,6 +29,7 @@ from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import InputFile, iter_paths
 from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
 from tests.helpers import SAMPLE, corpus_dir
+from tests.loads import load_files, store_loads
 from tests.observed import observed_logs, store_observed
 from tests.reliability.conftest import size
 
@@ -54,6 +56,10 @@ MARTS = (
     "mart_production_vs_baseline",
     "mart_headroom",
     "mart_waits_vs_baseline",
+    "fct_load_steps",
+    "int_load_points",
+    "mart_load_usl_fits",
+    "mart_load_saturation",
 )
 # Few labels, so that changes move files into series that already hold other files' points, and out of them.
 DISKS = ("P10", "stripe", "nvme")
@@ -61,6 +67,7 @@ HOSTS = (None, "sql01")
 
 
 OBSERVED = observed_logs()
+LOADS = load_files()
 
 
 @dataclass(frozen=True)
@@ -137,7 +144,7 @@ class Sequence:
             self.ingest()  # something to change
         for _ in range(steps):
             action = self.rng.choice(
-                (self.ingest, self.ingest, self.observe, self.relabel, self.delete, self.import_bundle)
+                (self.ingest, self.ingest, self.observe, self.load, self.relabel, self.delete, self.import_bundle)
             )
             action()
 
@@ -164,6 +171,13 @@ class Sequence:
         disk, host = self.rng.choice(DISKS), self.rng.choice(HOSTS)
         self.log.append(f"observe log {n} as {disk} @ {host}")
         self.change(lambda con: store_observed(con, OBSERVED[n], disk=disk, host=host, name=f"log{n}.csv"))
+
+    def load(self) -> None:
+        """A load series file (sessions, virtual users, databases; stored bytes again change nothing)."""
+        n = self.rng.randrange(len(LOADS))
+        disk, host = self.rng.choice(DISKS), self.rng.choice(HOSTS)
+        self.log.append(f"load series {n} as {disk} @ {host}")
+        self.change(lambda con: store_loads(con, LOADS[n], disk=disk, host=host, name=f"loads{n}.csv"))
 
     def relabel(self) -> None:
         if not (stored := self.stored()):

@@ -314,7 +314,8 @@ def test_cli_json_is_the_mart(cases_db: Path, monkeypatch, capsys) -> None:
     assert code == 0
     data = json.loads(out)
     columns = [r["column_name"] for r in _rows(cases_db, "DESCRIBE mart_saturation_points")]
-    assert all(list(obj) == columns for obj in data)
+    assert all(list(obj) == ["series_kind", *columns] for obj in data)
+    assert {obj["series_kind"] for obj in data} == {"disk"}  # the cases hold no load series
     assert len(data) == len(_rows(cases_db, "FROM mart_saturation_points"))
     assert {type(obj["saturated"]) for obj in data} == {bool}
     example = next(obj for obj in data if obj["disk"] == "example a")

@@ -138,7 +138,8 @@ def _parser() -> argparse.ArgumentParser:
     s = sub.add_parser(
         "saturation",
         parents=[common],
-        help="where each series saturates (mart_saturation_points), with USL and Kneedle second opinions",
+        help="where each series saturates (mart_saturation_points, and the load series: mart_load_saturation), with "
+        "USL and Kneedle second opinions",
     )
     s.add_argument(
         "--tolerance",
@@ -150,7 +151,8 @@ def _parser() -> argparse.ArgumentParser:
         "--latency-target-ms",
         type=_latency_target_ms,
         metavar="MS",
-        help="also give the largest load whose p99 latency (mean where no p99) stays under MS, with its IOPS",
+        help="also give the largest load whose p99 latency (mean where no p99) stays under MS, with its IOPS; for "
+        "a load series, the most throughput whose response time (p99, else p95, else mean) stays under MS",
     )
     s.add_argument("--by-threads", action="store_true", help="per thread count, the load being the queue depth")
     s.add_argument("--json", action="store_true", help="a JSON array keyed by the mart's column names")

@@ -110,6 +110,7 @@ PREFIXES = {
     "disk": "Disk",
     "host": "Host",
     "instance": "Instance",
+    "workload": "Workload",
     "tag": "Tag",
     "file": "File",
     "target": "Target",
@@ -335,6 +336,13 @@ class Anonymizer:
                     r["device"] = self.device_name(r["device"])
             out[name] = pa.Table.from_pylist(rows, schema=tables[name].schema)
         out["raw_latency_histograms"] = tables["raw_latency_histograms"]
+        # A load series' workload label is the user's own text: a pseudonym of its own.
+        if "raw_load_steps" in tables:
+            steps = tables["raw_load_steps"].to_pylist()
+            for r in steps:
+                r["workload"] = self.literal("workload", r["workload"])
+                r["tool_version"] = self.scrub(r["tool_version"])
+            out["raw_load_steps"] = pa.Table.from_pylist(steps, schema=tables["raw_load_steps"].schema)
         return out
 
 

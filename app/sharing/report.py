@@ -42,6 +42,7 @@ LIST_SHOWN = 8  # values listed inline before the rest folds away
 # The latency target of the summary's "most IOPS under" line (kneepoint report --latency-target-ms).
 LATENCY_TARGET_MS = 5.0
 PRODUCTION_TITLE = "Production vs baseline on "  # the production charts' workload, followed by the disk
+LOAD_TITLE = "Workload: "  # the load-series charts' workload, followed by the series' title
 
 
 @dataclass
@@ -158,7 +159,12 @@ def collect(db: Location, disk_keys: Sequence[str], latency_target_ms: float = L
         else {},
         "grid": queries.disk_grid(keys, db) if keys else pl.DataFrame(),
     }
-    data["summary"] = _summary(disks, overview, data["targets"], latency_target_ms)
+    # load series (an application's throughput against sessions, virtual users, databases), in scope when a chosen
+    # configuration has some
+    loads = "mart_load_saturation" in tables and keys
+    data["load_saturation"] = queries.load_saturation(keys, db) if loads else pl.DataFrame()
+    data["load_points"] = queries.load_points(keys, db) if loads else pl.DataFrame()
+    data["summary"] = _summary(disks, overview, data["targets"], latency_target_ms, data["load_saturation"])
     runs = _read(
         db,
         f"SELECT * FROM fct_io_results WHERE {_in_keys(keys)} ORDER BY disk_key, {queries.SERIES_ORDER}, "
@@ -282,14 +288,28 @@ def _headline_target(targets: dict, disk: str, row: dict) -> dict | None:
 
 
 def _summary(
-    disks: pl.DataFrame, overview: pl.DataFrame, targets: dict, latency_target_ms: float
+    disks: pl.DataFrame,
+    overview: pl.DataFrame,
+    targets: dict,
+    latency_target_ms: float,
+    loads: pl.DataFrame | None = None,
 ) -> list[tuple[str, str]]:
     """Each disk in one sentence: its headline workload's saturation point and the most IOPS it gave under the
-    latency target."""
+    latency target; a configuration with load series (`loads`, mart_load_saturation) and no benchmark, its first
+    load series' saturation."""
     out = []
     for d in disks.iter_rows(named=True):
         key = d["disk_key"]
         rows = [] if overview.is_empty() else overview.filter(pl.col("disk_key") == key).to_dicts()
+        series = [] if loads is None or loads.is_empty() else loads.filter(pl.col("disk_key") == key).to_dicts()
+        if not rows and series:
+            # a configuration known by its load series alone: the first in one sentence, as the Workloads section
+            first = series[0]
+            more = f" ({w.plural(len(series), 'load series', 'load series')})" if len(series) > 1 else ""
+            out.append(
+                (key, f"no disk benchmark; {w.load_series_title(first)}{more}: {w.load_saturation_sentence(first)}.")
+            )
+            continue
         if not rows:
             what = w.plural(d["statements"], "SQL Server statement") if d["statements"] else "no benchmark curve"
             out.append((key, f"no benchmark results, only {what}."))
@@ -441,6 +461,28 @@ def report_charts(db: Location, data: dict[str, Any]) -> list[ReportChart]:
         fig = charts.production_time_figure(intervals, rows, color, devices)
         fig.update_layout(title={"text": "observed IOPS and latency over time, against the baseline's saturation"})
         add(title, "production-time", "observed load over time", fig)
+    for name, saturation in _load_workloads(data):
+        points = data["load_points"].filter(pl.col("series_id").is_in(saturation["series_id"].to_list()))
+        title = f"{LOAD_TITLE}{name}"
+        add(title, "throughput", "throughput", charts.load_curve_figure(points, saturation, "throughput", colors, True))
+        if points["response_avg_ms"].drop_nulls().len() or points["response_p95_ms"].drop_nulls().len():
+            add(title, "response", "response time", charts.load_curve_figure(points, saturation, "response", colors))
+    return out
+
+
+def _load_workloads(data: dict[str, Any]) -> list[tuple[str, pl.DataFrame]]:
+    """The load series in scope, one group per workload (label, load kind, what the throughput counts) compared
+    across the configurations: (its title, its mart_load_saturation rows)."""
+    saturation = data.get("load_saturation")
+    if saturation is None or saturation.is_empty():
+        return []
+    out = []
+    for key in dict.fromkeys(saturation.select("workload", "load_kind", "throughput_what").rows()):
+        workload, kind, what = key
+        rows = saturation.filter(
+            (pl.col("workload") == workload) & (pl.col("load_kind") == kind) & (pl.col("throughput_what") == what)
+        )
+        out.append((w.load_series_title(rows.row(0, named=True)), rows))
     return out
 
 
@@ -983,10 +1025,36 @@ def _production(data: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _loads(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per workload of the load series: each configuration's saturation in one sentence, its USL fit and its
+    Little's-law check."""
+    out = []
+    for name, saturation in _load_workloads(data):
+        series = []
+        for r in saturation.iter_rows(named=True):
+            notes = [f"USL: {w.load_usl_sentence(r)}."]
+            if r["littles_law_flagged_steps"]:
+                notes.append(
+                    f"Little's law off (load ≠ throughput × response time, outside {w.littles_law_bounds()}) in "
+                    f"{r['littles_law_flagged_steps']} of {w.plural(r['littles_law_checked_steps'], 'step')} checked."
+                )
+            series.append(
+                {
+                    "disk": r["disk_key"],
+                    "color": data["colors"].get(r["disk_key"], "#444"),
+                    "sentence": w.load_saturation_sentence(r),
+                    "notes": " ".join(notes),
+                }
+            )
+        out.append({"title": name, "series": series})
+    return out
+
+
 def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized: bool, generated_at: datetime) -> str:
     sections: list[dict[str, Any]] = []
     sql_charts: list[dict[str, Any]] = []
     production_charts: list[dict[str, Any]] = []
+    load_charts: list[dict[str, Any]] = []
     for chart in figures:
         entry = {
             "id": chart.name,
@@ -999,6 +1067,9 @@ def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized
             continue
         if chart.workload.startswith(PRODUCTION_TITLE):
             production_charts.append(entry)
+            continue
+        if chart.workload.startswith(LOAD_TITLE):
+            load_charts.append(entry)
             continue
         if not sections or sections[-1]["title"] != chart.workload:
             sections.append({"title": chart.workload, "anchor": f"w{len(sections) + 1}", "charts": []})
@@ -1029,6 +1100,9 @@ def render_html(data: dict[str, Any], figures: Sequence[ReportChart], anonymized
             sql_charts=sql_charts,
             production=_production(data),
             production_charts=production_charts,
+            loads=_loads(data),
+            load_charts=load_charts,
+            load_rule=w.load_rule_sentence(data["tolerance"]),
             degradation_factor=w.fmt_times(data["headroom"]["degradation_factor"][0])
             if not data["headroom"].is_empty()
             else None,

@@ -55,6 +55,7 @@ nav = st.navigation(
             st.Page(PAGES / "curves.py", title="Curves", icon=":material/show_chart:", url_path="curves", default=True),
             st.Page(PAGES / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
             st.Page(PAGES / "sql.py", title="SQL workloads", icon=":material/database:", url_path="sql"),
+            st.Page(PAGES / "workloads.py", title="Workloads", icon=":material/groups:", url_path="workloads"),
             st.Page(
                 PAGES / "production.py",
                 title="Production vs baseline",

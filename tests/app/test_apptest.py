@@ -135,7 +135,7 @@ def test_curves_per_thread_view(warehouse):
     assert any(t["type"] == "heatmap" for f in figures(at) for t in f["data"])
 
 
-@pytest.mark.parametrize("page", [None, "compare", "sql", "production"])
+@pytest.mark.parametrize("page", [None, "compare", "sql", "production", "workloads"])
 def test_pages_on_an_empty_warehouse(empty_db, page):
     at = new_app(page).run()
     assert not at.exception
