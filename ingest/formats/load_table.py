@@ -288,7 +288,9 @@ class _Header:
 
 
 def _normal(cell: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", cell).lower().split())
+    """A header cell as the words are matched: NFKC (full-width forms as ASCII), lower case, `_` as a space
+    (`mean_ms`), spaces collapsed."""
+    return " ".join(unicodedata.normalize("NFKC", cell).lower().replace("_", " ").split())
 
 
 def _split(line: str, delimiter: str) -> list[str]:
