@@ -118,6 +118,16 @@ def option_formats() -> dict[str, tuple[str, ...]]:
     return {name: tuple(mod.OPTIONS) for name, mod in registry().items() if getattr(mod, "OPTIONS", ())}
 
 
+def check_parse_options(fmt: str | None, options: dict[str, str]) -> str:
+    """The format that will read a text given `options`, the options checked by it (its check_options, when it has
+    one): ValueError saying what is wrong, before any file is read."""
+    fmt = _options_format(fmt, options)
+    check = getattr(registry()[fmt], "check_options", None)
+    if check is not None:
+        check(options)
+    return fmt
+
+
 def _options_format(fmt: str | None, options: dict[str, str]) -> str:
     """The format that reads a text given `options` (the one whose OPTIONS hold them all); ValueError if none does."""
     takers = [name for name, known in option_formats().items() if set(options) <= set(known)]

@@ -243,10 +243,11 @@ def refusal_hint(text: str) -> str | None:
 def parse(text: str, options: Mapping[str, str] | None = None) -> list[LoadRecord]:
     """The records of `text`, in file order; ParseError(reason, line) when none can be read. `options`: the column
     mapping (see OPTIONS and the module's rules)."""
-    return _Reader(_check_options(options or {})).read(text)
+    return _Reader(check_options(options or {})).read(text)
 
 
-def _check_options(options: Mapping[str, str]) -> dict[str, str]:
+def check_options(options: Mapping[str, str]) -> dict[str, str]:
+    """The column mapping without blank values; ValueError for an unknown option or unit."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(f"unknown load_table option(s) {', '.join(unknown)}; known: {', '.join(OPTIONS)}")

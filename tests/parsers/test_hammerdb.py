@@ -66,8 +66,15 @@ def test_result_lines_alone_are_refused_for_want_of_a_virtual_user_count():
         # `print vuconf`.
         (["Virtual Users = 3", RESULT], [3]),
         # The `Vuser K created` lines, the monitor left out.
-        (["Vuser 1 created MONITOR - WAIT IDLE", "Vuser 2 created - WAIT IDLE", "Vuser 3 created - WAIT IDLE",
-          RESULT], [2]),  # fmt: skip
+        (
+            [
+                "Vuser 1 created MONITOR - WAIT IDLE",
+                "Vuser 2 created - WAIT IDLE",
+                "Vuser 3 created - WAIT IDLE",
+                RESULT,
+            ],
+            [2],
+        ),  # fmt: skip
         # An autopilot sequence and nothing else.
         (["Beginning autopilot sequence: 1 2 4 8", RESULT, RESULT, RESULT], [1, 2, 4]),
         # The step's own count wins over the sequence.

@@ -51,7 +51,12 @@ def test_per_session_elapsed_times_are_averaged_where_no_mean_column_exists():
 
 def test_german_csv_with_decimal_commas_grouped_thousands_and_errors():
     one, *_, eight = parse("german-semicolon-decimal-comma.csv").records
-    assert (one.throughput, one.throughput_unit, one.response_avg_ms, one.errors) == (1234.5, "transactions/min", 48.6, 0)
+    assert (one.throughput, one.throughput_unit, one.response_avg_ms, one.errors) == (
+        1234.5,
+        "transactions/min",
+        48.6,
+        0,
+    )
     assert (eight.throughput, eight.response_avg_ms, eight.errors) == (4102.7, 117.0, 3)
 
 
@@ -178,7 +183,8 @@ def test_bad_options_are_refused():
         "thread |       bytes     |     I/Os     |    MiB/s   |  I/O per s |  AvgLat  | LatStdDev |  file\n"
         "     0 |      1234567890 |       301408 |      39.24 |    5023.20 |    1.590 |     0.806 | c:\\t.dat (1GiB)\n",
         # iostat's CPU line has %user and avg-cpu.
-        "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n           0.14    0.00    0.16    0.00    0.00  99.70\n",
+        "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n"
+        "           0.14    0.00    0.16    0.00    0.00  99.70\n",
         # Iometer's results: workers and a response time, but IOps.
         "'Target Type,Target Name,# Workers,IOps,Average Response Time\nALL,All,4,5023.2,1.59\n",
         # Perfmon: User Connections and Batch Requests/sec are counters of a log, not a table's columns.
