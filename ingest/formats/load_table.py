@@ -227,16 +227,31 @@ MAPPING_OPTIONS = (
 
 
 def refusal_hint(text: str) -> str | None:
-    """For a text no format recognized: the column mapping to give when it holds a table of figures (two rows in a
-    row whose first cells are numbers), else None."""
-    previous: int | None = None
+    """For a text no format recognized: the column mapping to give when it holds a table of figures, else None."""
+    if table_columns(text) is None:
+        return None
+    return f"if it is a load table (load, throughput, response time), {MAPPING_OPTIONS}"
+
+
+def table_columns(text: str) -> list[str] | None:
+    """The columns of the first table of figures in `text` (two rows in a row with as many cells, the second with a
+    figure): its header's cells, or `column 1`, `column 2`... for a table without a header; None when there is
+    none. What a column mapping chooses from (`load_column` etc. take the 1-based number)."""
+    rows: list[list[str] | None] = []
     for raw in text[:_HEAD].split("\n", _HEAD_LINES)[:_HEAD_LINES]:
         line = raw.strip()
-        cells = next((c for d in _delimiters(line) if len(c := _split(line, d)) >= 2), []) if line else []
-        count = len(cells) if cells and len(raw) <= MAX_LINE and _number(cells[0]) is not None else None
-        if count is not None and count == previous:
-            return f"if it is a load table (load, throughput, response time), {MAPPING_OPTIONS}"
-        previous = count
+        if _MD_RULE.match(line) and line:
+            continue  # a Markdown table's rule between its header and its rows
+        cells = next((c for d in _delimiters(line) if len(c := _split(line, d)) >= 2), None) if line else None
+        rows.append(cells if cells is not None and len(raw) <= MAX_LINE and len(cells) <= MAX_CELLS else None)
+    for first, second in zip(rows, rows[1:], strict=False):
+        if first is None or second is None or len(first) != len(second):
+            continue
+        if not any(_number(c) is not None or _clock_ms(c) is not None for c in second):
+            continue
+        if sum(_number(c) is not None or _clock_ms(c) is not None for c in first) > len(first) // 2:
+            return [f"column {k}" for k in range(1, len(first) + 1)]
+        return [c or f"column {k}" for k, c in enumerate(first, 1)]
     return None
 
 
