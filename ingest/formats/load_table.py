@@ -695,12 +695,16 @@ class _Reader:
         try:
             throughput = _figure(cell(header.throughput))
             response = _time_ms(cell(header.response), header.response_unit)
-            percentiles = {p: _time_ms(cell(c), u or header.response_unit) for p, (c, u) in header.percentiles.items()}
+            # The other figures cost only themselves when a cell does not read.
+            unit = header.response_unit
+            percentiles = {p: self.secondary(number, cell(c), u or unit) for p, (c, u) in header.percentiles.items()}
             per_session = [
-                v for c, u in header.sessions if (v := _time_ms(cell(c), u or header.response_unit)) is not None
+                v for c, u in header.sessions if (v := self.secondary(number, cell(c), u or unit)) is not None
             ]
-            duration_ms = _time_ms(cell(header.duration[0]), header.duration[1] or "s") if header.duration else None
-            errors = _figure(cell(header.errors))
+            duration_ms = (
+                self.secondary(number, cell(header.duration[0]), header.duration[1] or "s") if header.duration else None
+            )
+            errors = self.secondary(number, cell(header.errors), None, time=False)
         except _NoUnit as exc:
             raise ParseError(
                 f"the time {exc} names no unit and its column's header says none: write the unit in the header "
@@ -732,6 +736,15 @@ class _Reader:
             errors=round(errors) if errors is not None and errors < 2**31 else None,
             workload=workload,
         )
+
+    def secondary(self, number: int, text: str, unit: str | None, time: bool = True) -> float | None:
+        """A figure besides the load, throughput and mean response (a time in `unit`, else a count): None with a
+        warning when its cell does not read (a time without a unit still refuses the file)."""
+        try:
+            return _time_ms(text, unit) if time else _figure(text)
+        except _BadValue as exc:
+            self.warn(number, f"cell {str(exc)[:40]!r} is not a figure: left out")
+            return None
 
     def label_tables(self) -> None:
         """A file of several tables: each table's heading labels the rows that have no workload cell."""

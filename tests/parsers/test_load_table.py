@@ -206,3 +206,15 @@ def test_writer_round_trip():
     for want, got in zip(records, parsed.records, strict=True):
         assert got.throughput == pytest.approx(want.throughput, abs=0.005)
         assert got.response_avg_ms == pytest.approx(want.response_avg_ms, abs=10)  # mm:ss.ss: 10 ms steps
+
+
+def test_a_damaged_secondary_cell_costs_only_itself_and_a_damaged_throughput_its_row():
+    parsed = read("sessions | p95 (ms) | tps | errors\n1 | 5,1 | 100 | 0.5%\n2 | x | 180 | 1\n4 | 7,9 | 2x0 | 0\n")
+    assert [(r.load, r.response_p95_ms, r.throughput, r.errors) for r in parsed.records] == [
+        (1, 5.1, 100, None), (2, None, 180, 1),
+    ]  # fmt: skip
+    assert parsed.warnings == [
+        "line 2: cell '0.5%' is not a figure: left out",
+        "line 3: cell 'x' is not a figure: left out",
+        "line 4: cell '2x0' is not a figure: row skipped",
+    ]
