@@ -406,8 +406,9 @@ def _column(spec: str | None, cells: list[str]) -> int | None:
 
 def _roles(cells: list[str], delimiter: str, options: Mapping[str, str]) -> _Header | None:
     words = [_normal(c) for c in cells]
-    if any(_DISK_WORDS.search(w) for w in words):
-        return None
+    mapping = any(options.get(f"{key}_column") for key in ("load", "throughput", "response"))
+    if not mapping and any(_DISK_WORDS.search(w) for w in words):
+        return None  # (a table the user mapped by hand is read whatever its words)
     if sum(_number(c) is not None or _clock_ms(c) is not None for c in cells) > len(cells) // 2:
         return _headerless(cells, delimiter, options)  # a data row: a header only for a mapping by numbers
     load = throughput = response = errors = workload = None
@@ -439,7 +440,7 @@ def _roles(cells: list[str], delimiter: str, options: Mapping[str, str]) -> _Hea
         elif load is None and not w.startswith("%") and (kind := _load_kind(w)) is not None:
             load, load_kind = i, load_kind or kind
     mapped = {key: _column(options.get(f"{key}_column"), cells) for key in ("load", "throughput", "response")}
-    if any(options.get(f"{k}_column") for k in mapped) and mapped["load"] is None and load is None:
+    if mapping and mapped["load"] is None and load is None:
         return None  # a mapping given: the header is the line that holds the mapped load column
     load = mapped["load"] if mapped["load"] is not None else load
     throughput = mapped["throughput"] if mapped["throughput"] is not None else throughput
@@ -448,11 +449,13 @@ def _roles(cells: list[str], delimiter: str, options: Mapping[str, str]) -> _Hea
         return None
     if options.get("load_column") and mapped["load"] is not None:
         load_kind = options.get("load_kind") or _load_kind(words[load]) or "load"
-    taken = {load, throughput, response}
-    sessions = [s for s in sessions if s[0] not in taken]
+    taken = {load, throughput, response}  # a mapped column is that column only
     header = _Header(
         0, delimiter, cells, load, load_kind or "load", throughput=throughput, response=response,
-        percentiles=percentiles, sessions=sessions, duration=duration, errors=errors,
+        percentiles={p: c for p, c in percentiles.items() if c[0] not in taken},
+        sessions=[s for s in sessions if s[0] not in taken],
+        duration=duration if duration is None or duration[0] not in taken else None,
+        errors=errors if errors not in taken else None,
         workload=workload if workload not in taken else None,
     )  # fmt: skip
     if throughput is not None:

@@ -218,3 +218,14 @@ def test_a_damaged_secondary_cell_costs_only_itself_and_a_damaged_throughput_its
         "line 3: cell 'x' is not a figure: left out",
         "line 4: cell '2x0' is not a figure: row skipped",
     ]
+
+
+def test_a_mapping_wins_over_the_headers_words():
+    # `p95` would be a percentile and `I/O wait` would make it a disk table: mapped, each is what the user said.
+    text = "Sessions | p95 | I/O wait (ms)\n1 | 80 | 2\n2 | 150 | 3\n"
+    assert load_table.detect(text) == 0.0
+    records = read(text, load_column="1", throughput_column="p95", throughput_unit="requests/s",
+                   response_column="3").records  # fmt: skip
+    assert [(r.load, r.throughput, r.response_p95_ms, r.response_avg_ms) for r in records] == [
+        (1, 80, None, 2.0), (2, 150, None, 3.0),
+    ]  # fmt: skip
