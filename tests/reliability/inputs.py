@@ -14,13 +14,21 @@ import zlib
 from pathlib import Path
 
 from kneepoint.ingest.formats import parse_bytes
-from kneepoint.ingest.records import IntervalRecord, IoRecord, ParsedFile, QueryIoRecord, QueryTimeRecord, WaitRecord
+from kneepoint.ingest.records import (
+    IntervalRecord,
+    IoRecord,
+    LoadRecord,
+    ParsedFile,
+    QueryIoRecord,
+    QueryTimeRecord,
+    WaitRecord,
+)
 from kneepoint.ingest.sources import InputFile
 from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE
 
 # One file per format and layout (sample_data/README.md): fio JSON and text, SQLIO, DiskSpd text and XML,
-# CrystalDiskMark 7 (UTF-16) and 8, KDiskMark, SQL Server statistics.
+# CrystalDiskMark 7 (UTF-16) and 8, KDiskMark, SQL Server statistics, a HammerDB log.
 SAMPLE_FILES = sorted(
     p
     for p in SAMPLE.rglob("*")
@@ -58,6 +66,7 @@ def expected_rows(parsed: ParsedFile) -> dict[str, int]:
         "raw_query_time": sum(isinstance(r, QueryTimeRecord) for r in parsed.records),
         "raw_intervals": sum(isinstance(r, IntervalRecord) for r in parsed.records),
         "raw_waits": sum(isinstance(r, WaitRecord) for r in parsed.records),
+        "raw_load_steps": sum(isinstance(r, LoadRecord) for r in parsed.records),
         "raw_run_metadata": len({(r.run_index, k) for r in io_records for k in r.metadata}),
         "raw_latency_histograms": sum(len(r.histogram) for r in io_records),
     }
