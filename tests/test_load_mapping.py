@@ -92,3 +92,24 @@ def test_options_the_format_does_not_take_and_a_load_column_alone(capsys):
     # A load column without a throughput or response column reads no step, and says which column it looked for.
     assert main(["parse", str(FIXTURE), "--load-column", "1"]) == 2
     assert "no line holds the load column '1'" in capsys.readouterr().err
+
+
+def test_an_anonymized_raw_layer_keeps_the_load_steps_and_scrubs_their_words(tmp_path):
+    from kneepoint.app.sharing.anonymize import Anonymizer, read_raw
+
+    db = tmp_path / "w.duckdb"
+    table = (
+        b"## kpsecrethost7 nightly\n\n| sessions | kpsecrethost7 q/min | mean response (s) |\n|---|---|---|\n"
+        b"| 1 | 60 | 1,0 |\n\n## daytime\n\n| sessions | kpsecrethost7 q/min | mean response (s) |\n|---|---|---|\n"
+        b"| 1 | 50 | 1,2 |\n"
+    )
+    options = {"load_column": "sessions", "throughput_column": "kpsecrethost7 q/min", "throughput_unit": "queries/min"}
+    report = ingest_inputs(db, [InputFile("t.md", table)], disk="d", host="kpsecrethost7", options=options,
+                           build=False)  # fmt: skip
+    (outcome,) = report.added
+    raw = Anonymizer().raw_tables(read_raw(db, [outcome.file_id], contents=False))
+    steps = raw["raw_load_steps"].to_pylist()
+    assert [(r["load"], r["throughput"]) for r in steps] == [(1.0, 60.0), (1.0, 50.0)]
+    assert [r["workload"] for r in steps] == ["Host 1 nightly", "daytime"]
+    (files,) = raw["raw_files"].to_pylist()
+    assert "kpsecrethost7" not in files["parse_options"] and "Host 1" in files["parse_options"]
