@@ -101,7 +101,7 @@ def test_labels_provenance_and_bytes_travel(source: Path, imported: Path):
     cols = "file_id, name, sha256, size_bytes, format, tool_version, encoding, ingested_at, disk, host, tags, notes, "
     cols += "warnings, kneepoint_version, parse_options"
     only_source, only_imported, n, _ = _differences(source, imported, f"(SELECT {cols} FROM {{db}}.raw_files)")
-    assert (only_source, only_imported) == (0, 0) and n == 18  # sample_data/labels.json: 18 files (2 production logs, 2 load series)
+    assert (only_source, only_imported) == (0, 0) and n == 18  # sample_data/labels.json: 18 files
     con = duckdb.connect(str(imported), read_only=True)
     try:
         rows = con.execute(
