@@ -636,6 +636,28 @@ def _amorphous_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
     return text.encode(), len(recs)
 
 
+# Load series: the same SQL from N sessions on the disk's server (the source documents' table), and a HammerDB
+# autopilot; an application model per seed (its own service time and contention), not the disk's.
+def _load_table_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import load_model, load_table
+
+    disk = pool[p["disk"]]
+    app = load_model.AppModel(f"query {seed}", service_time_s=5.0 + seed % 40, sigma=0.02 + seed % 5 / 50, kappa=0.01)
+    recs = load_model.sweep(app, "table", (1, 2, 3, 4, 5, 6, 9, 12), load_kind="concurrent sessions",
+                            unit="queries/min", per_s=1 / 60, seed=seed)  # fmt: skip
+    return load_table.write(recs, title=f"{disk.label}: query {seed}", seed=seed).encode(), len(recs)
+
+
+def _hammerdb_file(seed: int, p: dict, pool: list[Disk]) -> tuple[bytes, int]:
+    from kneepoint.ingest.synth import hammerdb, load_model
+
+    app = load_model.AppModel(f"tprocc {seed}", service_time_s=0.01 + seed % 10 / 500, sigma=0.03, kappa=0.002)
+    recs = load_model.sweep(app, "hammerdb", (1, 2, 4, 8, 16, 32), load_kind="virtual users",
+                            unit="new orders/min", per_s=1 / 60, seed=seed)  # fmt: skip
+    database = ("SQL Server", "PostgreSQL", "Oracle", "MySQL")[seed % 4]
+    return hammerdb.write(recs, database=database).encode(), len(recs)
+
+
 # One entry per format of the registry. The issue fixes the counts of fio, SQLIO, CrystalDiskMark and STATISTICS
 # IO/TIME; the other formats get counts of the same order, so every parser is measured on a corpus of its own.
 SPECS: dict[str, BenchSpec] = {
@@ -656,6 +678,8 @@ SPECS: dict[str, BenchSpec] = {
     "perfmon_csv": BenchSpec(200, 2, _perfmon_file, 10, lambda d, n: f"{d.host}-perfmon-{n:03d}.csv"),
     "iostat": BenchSpec(200, 2, _iostat_file, 10, lambda d, n: f"{d.host}-iostat-xt-{n:03d}.txt"),
     "sqlserver_dmv": BenchSpec(500, 4, _dmv_file, 20, lambda d, n: f"{d.host}-file-stats-{n:03d}.txt"),
+    "load_table": BenchSpec(500, 2, _load_table_file, 10, lambda d, n: f"sessions-{n:03d}.md"),
+    "hammerdb": BenchSpec(500, 2, _hammerdb_file, 10, lambda d, n: f"hammerdb-autopilot-{n:03d}.log"),
 }
 
 

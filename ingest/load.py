@@ -19,7 +19,7 @@ import threading
 import time
 import types
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -32,6 +32,7 @@ from kneepoint.ingest import formats
 from kneepoint.ingest.build import BuildResult, Progress, build_models
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import Labels, check_labels
+from kneepoint.ingest.records import ParsedFile
 from kneepoint.ingest.sources import InputError, InputFile
 from kneepoint.ingest.warehouse import (
     Connection,
@@ -40,6 +41,8 @@ from kneepoint.ingest.warehouse import (
     StoreResult,
     attach_tables,
     connect,
+    file_content,
+    file_parse_options,
     is_postgres,
     prepare_file,
     raw_tables,
@@ -114,17 +117,19 @@ class IngestReport:
 
 @dataclass(frozen=True, slots=True)
 class _Labels:
-    """What every file of one ingest is stored under, and the format to read it as (None: detect)."""
+    """What every file of one ingest is stored under, the format to read it as (None: detect) and the parse options
+    (load_table's column mapping: (key, value) pairs), stored with each file."""
 
     disk: str
     host: str | None
     tags: tuple[str, ...]
     notes: str | None
     fmt: str | None
+    options: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, labels: Labels, fmt: str | None) -> _Labels:
-        return cls(labels.disk, labels.host, labels.tags, labels.notes, fmt)
+    def of(cls, labels: Labels, fmt: str | None, options: Mapping[str, str] | None = None) -> _Labels:
+        return cls(labels.disk, labels.host, labels.tags, labels.notes, fmt, tuple(sorted((options or {}).items())))
 
 
 @dataclass(slots=True)
@@ -140,13 +145,21 @@ class _Prepared:
 def _prepare(name: str, data: bytes, labels: _Labels) -> _Prepared:
     """Parse one file and build its rows (in a worker process, or in-process for a few files)."""
     try:
-        parsed = formats.parse_bytes(data, name, labels.fmt)
+        parsed = formats.parse_bytes(data, name, labels.fmt, dict(labels.options) or None)
     except ParseError as exc:
         return _Prepared(None, error=str(exc))
     try:
         sha256 = hashlib.sha256(data).hexdigest()
         prepared = prepare_file(
-            _display_name(name), data, sha256, parsed, labels.disk, labels.host, labels.tags, labels.notes
+            _display_name(name),
+            data,
+            sha256,
+            parsed,
+            labels.disk,
+            labels.host,
+            labels.tags,
+            labels.notes,
+            dict(labels.options),
         )
     except StoreError as exc:
         return _Prepared(None, error=f"{name}: not stored ({parsed.format}): {exc.reason}")
@@ -161,6 +174,7 @@ def ingest_inputs(
     tags: Sequence[str] = (),
     notes: str | None = None,
     fmt: str | None = None,
+    options: Mapping[str, str] | None = None,
     build: bool = True,
     progress: Callable[[FileOutcome], None] | None = None,
     workers: int | None = None,
@@ -170,9 +184,10 @@ def ingest_inputs(
     (Ctrl-C, a kill) leaves the files stored so far whole; a rerun skips them. Labels past their limits raise
     LabelError before anything is read or stored.
 
+    `options`: parse options (load_table's column mapping, see formats.parse_text) for every file, stored with each.
     `workers`: parsing processes (1: in this process); None picks one per core but one from POOL_MIN_FILES files.
     `build`: then bring the models up to date (also after an earlier build that did not finish)."""
-    labels = _Labels.of(check_labels(disk, host, tags, notes), fmt)
+    labels = _Labels.of(check_labels(disk, host, tags, notes), fmt, options)
     head, items = _head(iter(items))
     if workers is None:
         # The main process reads, stores and unpacks the workers' rows: it needs a core of its own. On 2 cores
@@ -577,3 +592,11 @@ def _display_name(name: str) -> str:
     outer, _, inner = name.partition("!")
     base = os.path.basename(outer.replace("\\", "/"))
     return f"{base}!{inner}" if inner else base
+
+
+def reread_stored(con: Connection, file_id: str) -> ParsedFile:
+    """A stored file read again from its bytes, as its format and with the parse options it was stored with (a
+    column-mapped load table reads to the same records): what a re-parse after a parser change starts from."""
+    name, data = file_content(con, file_id)
+    fmt = con.execute("SELECT format FROM raw_files WHERE file_id = ?", [file_id]).fetchall()[0][0]
+    return formats.parse_bytes(data, name, fmt, file_parse_options(con, file_id) or None)

@@ -136,6 +136,9 @@ RAW_FILES = Table(
         Column("notes", "VARCHAR"),
         Column("warnings", "VARCHAR[]"),
         Column("kneepoint_version", "VARCHAR"),
+        # The parse options the file was read with (load_table's column mapping), as a JSON object; NULL: none. Kept
+        # so that reading the stored bytes again gives the same records.
+        Column("parse_options", "VARCHAR"),
         # The change that stored the file (raw_file_changes): a build covers the files stored up to its cut-off.
         Column("stored_seq", "BIGINT", at_commit=True),
     ),

@@ -16,11 +16,12 @@ deletes exclude each other with advisory locks (`building`, `changing_files`).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -459,8 +460,10 @@ def prepare_file(
     host: str | None = None,
     tags: Sequence[str] = (),
     notes: str | None = None,
+    parse_options: Mapping[str, str] | None = None,
 ) -> PreparedFile:
-    """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written)."""
+    """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written).
+    `parse_options`: what the file was read with (load_table's column mapping), stored with it."""
     file_id = sha256[:16]
     file_row = {
         "file_id": file_id,
@@ -477,6 +480,7 @@ def prepare_file(
         "notes": notes,
         "warnings": list(parsed.warnings),
         "kneepoint_version": __version__,
+        "parse_options": json.dumps(dict(sorted(parse_options.items())), ensure_ascii=False) if parse_options else None,
     }
     try:
         rows = FileRows(file_row, data, *_record_rows(parsed))
@@ -884,6 +888,14 @@ def row_counts(con: Connection, file_id: str | None = None) -> dict[str, int]:
     """Rows per raw table, for one file or the whole warehouse."""
     where, params = ("WHERE file_id = ?", [file_id]) if file_id else ("", [])
     return {t: con.execute(f"SELECT count(*) FROM {t} {where}", params).fetchall()[0][0] for t in RAW_TABLES}
+
+
+def file_parse_options(con: Connection, file_id: str) -> dict[str, str]:
+    """The parse options a stored file was read with (load_table's column mapping); {} for none."""
+    rows = con.execute("SELECT parse_options FROM raw_files WHERE file_id = ?", [file_id]).fetchall()
+    if not rows:
+        raise KeyError(f"no stored file with id {file_id!r}")
+    return dict(json.loads(rows[0][0])) if rows[0][0] else {}
 
 
 def file_content(con: Connection, file_id: str) -> tuple[str, bytes]:

@@ -167,7 +167,8 @@ def test_every_generated_format_parses_back(results: dict) -> None:
 
 # Formats whose records are not benchmark runs (raw_io_records): SQL Server statements, observed production load.
 OBSERVED_LOAD = {"perfmon_csv", "iostat", "sqlserver_dmv"}
-NOT_BENCHMARK_RECORDS = {"sqlstats", *OBSERVED_LOAD}
+LOAD_SERIES = {"load_table", "hammerdb"}  # an application's load steps (raw_load_steps)
+NOT_BENCHMARK_RECORDS = {"sqlstats", *OBSERVED_LOAD, *LOAD_SERIES}
 
 
 def test_ingest_stores_every_file_the_same_with_and_without_the_pool(results: dict) -> None:
@@ -188,6 +189,8 @@ def test_ingest_stores_every_file_the_same_with_and_without_the_pool(results: di
         assert io_rows == sum(parsed[f]["records"] for f in fmts if f not in NOT_BENCHMARK_RECORDS), label
         observed_rows = runs[1]["raw_rows"]["raw_intervals"] + runs[1]["raw_rows"]["raw_waits"]
         assert observed_rows == sum(parsed[f]["records"] for f in fmts if f in OBSERVED_LOAD), label
+        load_rows = runs[1]["raw_rows"]["raw_load_steps"]
+        assert load_rows == sum(parsed[f]["records"] for f in fmts if f in LOAD_SERIES), label
     # At tiny size one ingest builds the models (the builds are the same code; they are CI's time).
     assert [name for name, i in ingest.items() if i["built"]] == ["ingest.w1.all"]
     assert m["ingest.w1.all"]["median"]["stages"]["build_s"] > 0

@@ -105,9 +105,9 @@ def test_bundle_marts_are_the_warehouse_marts(source: Path, bundle: Path):
 
 def test_labels_provenance_and_bytes_travel(source: Path, imported: Path):
     cols = "file_id, name, sha256, size_bytes, format, tool_version, encoding, ingested_at, disk, host, tags, notes, "
-    cols += "warnings, kneepoint_version"
+    cols += "warnings, kneepoint_version, parse_options"
     only_source, only_imported, n, _ = _differences(source, imported, f"(SELECT {cols} FROM {{db}}.raw_files)")
-    assert (only_source, only_imported) == (0, 0) and n == 16  # sample_data/labels.json: 16 files (2 production logs)
+    assert (only_source, only_imported) == (0, 0) and n == 18  # sample_data/labels.json: 18 files
     con = duckdb.connect(str(imported), read_only=True)
     try:
         rows = con.execute(
@@ -115,7 +115,7 @@ def test_labels_provenance_and_bytes_travel(source: Path, imported: Path):
         ).fetchall()
     finally:
         con.close()
-    assert len(rows) == 16
+    assert len(rows) == 18
     assert all(hashlib.sha256(bytes(content)).hexdigest() == sha for sha, content in rows)
 
 
@@ -124,7 +124,7 @@ def test_manifest_describes_the_bundle(bundle: Path):
     manifest = json.loads(zf.read("manifest.json"))
     assert manifest["format"] == "kneepoint-bundle" and manifest["anonymized"] is False
     assert manifest["original_bytes_included"] is True
-    assert len(manifest["files"]) == 16 and len(manifest["disks"]) == 4
+    assert len(manifest["files"]) == 18 and len(manifest["disks"]) == 4
     assert {f["name"] for f in manifest["files"]} >= {"randread-4k-jobs1.json", "synthetic-p10-sweep.txt"}
     for member, entry in manifest["tables"].items():
         data = zf.read(member)
@@ -136,7 +136,7 @@ def test_importing_again_adds_nothing(bundle: Path, imported: Path, tmp_path: Pa
     db = tmp_path / "again.duckdb"
     shutil.copy(imported, db)
     result = import_bundle(db, bundle)
-    assert result.added == [] and len(result.duplicates) == 16 and result.errors == []
+    assert result.added == [] and len(result.duplicates) == 18 and result.errors == []
     assert result.build_failures is None  # nothing new: no rebuild
 
 
@@ -246,7 +246,7 @@ def test_a_file_whose_bytes_do_not_match_its_sha256_is_not_imported(bundle: Path
     assert result.errors == [
         f"{victim['name']}: not imported: its bytes do not match its sha256 (changed after export?)"
     ]
-    assert len(result.added) == 15 and not result.build_failures
+    assert len(result.added) == 17 and not result.build_failures
     # the genuine bytes can still be ingested
     assert main(["--db", str(db), "ingest", str(sample_fio[0]), "--disk", "genuine"]) == 0
 

@@ -91,14 +91,26 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--db", metavar="PATH|URL", help=db_help, default=argparse.SUPPRESS)
     p.add_argument("--db", metavar="PATH|URL", help=db_help)
+    # A load table whose header does not say which column is which (load_table's parse options).
+    mapping = argparse.ArgumentParser(add_help=False)
+    group = mapping.add_argument_group("column mapping (load tables whose header does not name the columns)")
+    column = "a header cell's text or a 1-based column number"
+    group.add_argument("--load-column", metavar="COLUMN", help=f"the load (sessions, users...): {column}")
+    group.add_argument("--throughput-column", metavar="COLUMN", help=f"the throughput: {column}")
+    group.add_argument("--response-column", metavar="COLUMN", help=f"the mean response time: {column}")
+    group.add_argument("--throughput-unit", metavar="UNIT", help="e.g. queries/min, transactions/s (header names none)")
+    group.add_argument("--response-unit", choices=("ms", "s", "min"), help="response times as plain numbers in")
+    group.add_argument("--load-kind", metavar="KIND", help="what the load counts (e.g. databases); default: load")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser("parse", parents=[common], help="print the normalized records of files as JSON lines")
+    s = sub.add_parser("parse", parents=[common, mapping], help="print the normalized records of files as JSON lines")
     s.add_argument("files", nargs="+", metavar="FILE")
     s.add_argument("--format", choices=formats.names(), help="skip detection and read as this format")
     s.set_defaults(func=cmd_parse)
 
-    s = sub.add_parser("ingest", parents=[common], help="store files (or folders, zips) and rebuild the models")
+    s = sub.add_parser(
+        "ingest", parents=[common, mapping], help="store files (or folders, zips) and rebuild the models"
+    )
     s.add_argument("paths", nargs="+", metavar="PATH")
     s.add_argument("--disk", required=True, help="disk label, e.g. 'P10 premium SSD'")
     s.add_argument("--host", help="host label")
@@ -321,7 +333,25 @@ def _catch_up(db: Location) -> int | None:
     return None
 
 
+MAPPING_OPTIONS = ("load_column", "throughput_column", "response_column", "throughput_unit", "response_unit",
+                   "load_kind")  # fmt: skip
+
+
+def _parse_options(args: argparse.Namespace) -> dict[str, str] | None:
+    """The column mapping given on the command line, checked (ValueError), or None."""
+    options = {k: v for k in MAPPING_OPTIONS if (v := getattr(args, k, None)) not in (None, "")}
+    if not options:
+        return None
+    formats.check_parse_options(args.format, options)
+    return options
+
+
 def cmd_parse(args: argparse.Namespace) -> int:
+    try:
+        options = _parse_options(args)
+    except ValueError as exc:
+        print(f"kneepoint parse: {printable(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     status = EXIT_OK
     out = sys.stdout
     for item in iter_paths(args.files):
@@ -330,7 +360,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
             status = EXIT_BAD_INPUT
             continue
         try:
-            parsed = formats.parse_bytes(item.data, item.name, args.format)
+            parsed = formats.parse_bytes(item.data, item.name, args.format, options)
         except ParseError as exc:
             print(str(exc), file=sys.stderr)
             status = EXIT_BAD_INPUT
@@ -358,6 +388,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     from kneepoint.ingest.warehouse import open_warehouse
 
     check_labels(args.disk, args.host, args.tags, args.notes)  # LabelError: exit 2 before anything is read
+    try:
+        options = _parse_options(args)
+    except ValueError as exc:
+        print(f"kneepoint ingest: {printable(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     db = args.db
     out = _Lines()
     progress = _build_progress()
@@ -373,6 +408,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 tags=args.tags,
                 notes=args.notes,
                 fmt=args.format,
+                options=options,
                 build=not args.no_build,
                 progress=lambda o: out(printable(o.describe())),
                 workers=args.workers,

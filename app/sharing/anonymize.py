@@ -311,6 +311,8 @@ class Anonymizer:
             f["notes"] = None
             f["warnings"] = ["warning withheld (anonymized share)"] * len(f["warnings"] or [])
             f["tool_version"] = self.scrub(f["tool_version"])
+            if f.get("parse_options"):  # a column mapping names header cells, which may name a host
+                f["parse_options"] = self.scrub(f["parse_options"])
         out["raw_files"] = pa.Table.from_pylist(files, schema=tables["raw_files"].schema)
         for r in io:
             r["target"] = targets.get(r["target"]) if r["target"] is not None else None
@@ -335,6 +337,13 @@ class Anonymizer:
                 if "device" in r:
                     r["device"] = self.device_name(r["device"])
             out[name] = pa.Table.from_pylist(rows, schema=tables[name].schema)
+        # Load steps: the workload label is the user's words (a table's heading or workload cell).
+        if "raw_load_steps" in tables:
+            rows = tables["raw_load_steps"].to_pylist()
+            for r in rows:
+                r["workload"] = self.scrub(r["workload"])
+                r["tool_version"] = self.scrub(r["tool_version"])
+            out["raw_load_steps"] = pa.Table.from_pylist(rows, schema=tables["raw_load_steps"].schema)
         out["raw_latency_histograms"] = tables["raw_latency_histograms"]
         # A load series' workload label is the user's own text: a pseudonym of its own.
         if "raw_load_steps" in tables:
@@ -358,6 +367,9 @@ def _texts(files: list[dict], meta: list[dict], io: list[dict], tables: dict[str
     if "raw_intervals" in tables:
         for r in tables["raw_intervals"].select(["device"]).to_pylist():
             yield r["device"]
+    if "raw_load_steps" in tables:
+        for r in tables["raw_load_steps"].select(["workload"]).to_pylist():
+            yield r["workload"]
 
 
 # -- scoped copies ------------------------------------------------------------------------------------------

@@ -20,10 +20,12 @@ from typing import TypeVar
 from kneepoint.ingest import formats
 from kneepoint.ingest.build import BuildResult, build_models, warm_up
 from kneepoint.ingest.errors import ParseError
+from kneepoint.ingest.formats import load_table
 from kneepoint.ingest.labels import check_labels
 from kneepoint.ingest.load import FileOutcome, IngestReport, ingest_inputs
-from kneepoint.ingest.records import IntervalRecord, IoRecord, WaitRecord
+from kneepoint.ingest.records import IntervalRecord, IoRecord, LoadRecord, WaitRecord
 from kneepoint.ingest.sources import InputError, InputFile, Limits, iter_upload
+from kneepoint.ingest.textio import decode
 from kneepoint.ingest.warehouse import Connection, Location, connect
 
 T = TypeVar("T")
@@ -47,7 +49,12 @@ class Preview:
     stored_as: tuple[str, str] | None = None
     benchmark_records: int = 0  # disk benchmark results
     observed_records: int = 0  # observed production load (counter logs, iostat, SQL Server file and wait stats)
+    load_records: int = 0  # load-series steps (load tables, HammerDB)
     # the rest are SQL Server SET STATISTICS records
+    # The column mapping the file is read with (load_table's parse options), stored with it; None: detected.
+    options: dict[str, str] | None = None
+    # A file that did not read but holds a table of figures: its columns, for a column-mapping form.
+    columns: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -69,28 +76,42 @@ def preview_upload(name: str, data: bytes, limits: Limits | None = None) -> list
         if isinstance(item, InputError):
             out.append(Preview(item.name, 0, error=f"{item.name}:1: {item.reason}"))
             continue
-        try:
-            parsed = formats.parse_bytes(item.data, item.name)
-        except ParseError as exc:
-            out.append(Preview(item.name, len(item.data), error=str(exc)))
-            continue
-        targets = sorted({r.target for r in parsed.records if isinstance(r, IoRecord) and r.target})
-        out.append(
-            Preview(
-                item.name,
-                len(item.data),
-                item=item,
-                format=parsed.format,
-                tool_version=parsed.tool_version,
-                runs=parsed.runs,
-                records=len(parsed.records),
-                warnings=list(parsed.warnings),
-                targets=targets,
-                benchmark_records=sum(isinstance(r, IoRecord) for r in parsed.records),
-                observed_records=sum(isinstance(r, IntervalRecord | WaitRecord) for r in parsed.records),
-            )
-        )
+        out.append(_preview(item))
     return out
+
+
+def _preview(item: InputFile, options: dict[str, str] | None = None) -> Preview:
+    """What one file reads to (with `options`: load_table's column mapping), or why it does not."""
+    try:
+        parsed = formats.parse_bytes(item.data, item.name, options=options)
+    except (ParseError, ValueError) as exc:
+        # Kept (item) so that a column mapping can read it again; not `ok` while it has an error.
+        columns = load_table.table_columns(decode(item.data)[0])
+        return Preview(item.name, len(item.data), item=item, error=str(exc), options=options, columns=columns or [])
+    targets = sorted({r.target for r in parsed.records if isinstance(r, IoRecord) and r.target})
+    return Preview(
+        item.name,
+        len(item.data),
+        item=item,
+        format=parsed.format,
+        tool_version=parsed.tool_version,
+        runs=parsed.runs,
+        records=len(parsed.records),
+        warnings=list(parsed.warnings),
+        targets=targets,
+        benchmark_records=sum(isinstance(r, IoRecord) for r in parsed.records),
+        observed_records=sum(isinstance(r, IntervalRecord | WaitRecord) for r in parsed.records),
+        load_records=sum(isinstance(r, LoadRecord) for r in parsed.records),
+        options=options,
+    )
+
+
+def remap(preview: Preview, options: dict[str, str]) -> Preview:
+    """The preview of the same file read with a column mapping (empty values left out; none left: detected)."""
+    if preview.item is None:
+        return preview
+    options = {k: v for k, v in options.items() if v}
+    return _preview(preview.item, options or None)
 
 
 def mark_stored(previews: Iterable[Preview], stored: dict[str, tuple[str, str]]) -> None:
@@ -172,9 +193,20 @@ def store_previews(
     past KNEEPOINT_LOCK_WAIT_S): a `kneepoint ingest` waiting for it cannot take it in between and make the
     build fail."""
     check_labels(disk, host, tags, notes)  # LabelError before anything is stored
-    items = [p.item for p in previews if p.ok]
+    # One ingest per column mapping (each file is stored with the mapping it was read with), in upload order.
+    groups: dict[tuple[tuple[str, str], ...], list[InputFile]] = {}
+    for p in previews:
+        if p.ok and p.item is not None:
+            groups.setdefault(tuple(sorted((p.options or {}).items())), []).append(p.item)
     with holding_warehouse(db):
-        report = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, build=False, progress=on_file)
+        report = IngestReport([])
+        for options, items in groups.items():
+            part = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, options=dict(options),
+                                 build=False, progress=on_file)  # fmt: skip
+            report.outcomes += part.outcomes
+            report.aborted = report.aborted or part.aborted
+            if part.aborted is not None:
+                break
         if on_build and report.added:
             on_build()
         build = rebuild(db, on_build_step)

@@ -16,6 +16,10 @@ which a new format starts from):
 and optionally
     parse_document(text: str) -> list[Record] | None   # parse(text) when the text is exactly one document
                                                        # (JSON, XML) and nothing else, else None
+    OPTIONS: tuple[str, ...]                           # the parse options it takes (load_table's column mapping:
+                                                       # parse(text, options)), stored with the file
+    refusal_hint(text: str) -> str | None              # for a text no format recognized: what to give so that
+                                                       # this one reads it (the column mapping of a bare table)
 
 A whole JSON or XML document cannot hold another tool's output, so a text one module reads as a document is
 neither run through every detector nor checked for a second tool: that is most of the cost of reading a small
@@ -109,16 +113,56 @@ def detect_all(text: str, besides: str | None = None) -> list[tuple[str, float]]
     return sorted((s for s in scores if s[1] >= MIN_CONFIDENCE), key=lambda s: -s[1])
 
 
-def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> ParsedFile:
+def option_formats() -> dict[str, tuple[str, ...]]:
+    """The formats that take parse options, and the options each takes."""
+    return {name: tuple(mod.OPTIONS) for name, mod in registry().items() if getattr(mod, "OPTIONS", ())}
+
+
+def check_parse_options(fmt: str | None, options: dict[str, str]) -> str:
+    """The format that will read a text given `options`, the options checked by it (its check_options, when it has
+    one): ValueError saying what is wrong, before any file is read."""
+    fmt = _options_format(fmt, options)
+    check = getattr(registry()[fmt], "check_options", None)
+    if check is not None:
+        check(options)
+    return fmt
+
+
+def _options_format(fmt: str | None, options: dict[str, str]) -> str:
+    """The format that reads a text given `options` (the one whose OPTIONS hold them all); ValueError if none does."""
+    takers = [name for name, known in option_formats().items() if set(options) <= set(known)]
+    if fmt is None and len(takers) == 1:
+        return takers[0]
+    if fmt is not None and fmt in takers:
+        return fmt
+    keys = ", ".join(sorted(options))
+    if fmt is not None:
+        raise ValueError(f"format {fmt} takes no parse options ({keys})")
+    raise ValueError(f"no format takes the parse options {keys}")
+
+
+def parse_text(
+    text: str, fmt: str | None = None, encoding: str = "utf-8", options: dict[str, str] | None = None
+) -> ParsedFile:
+    """`options`: parse options (load_table's column mapping); given, they name the format that takes them and the
+    text is read by it alone (the user said what it is)."""
     found: list[tuple[str, float]] | None = None
+    if options:
+        fmt = _options_format(fmt, options)
+        records = registry()[fmt].parse(text, options)
+        return ParsedFile(format=fmt, records=records, encoding=encoding, warnings=_warnings(records))
     if fmt is None:
         for name, read_document in _document_readers():
             if records := read_document(text):
                 return ParsedFile(format=name, records=records, encoding=encoding, warnings=_warnings(records))
         found = detect_all(text)
         if not found:
+            hints = [hint for mod in registry().values() if (hint := getattr(mod, "refusal_hint", _no_hint)(text))]
             raise ParseError(
-                "no recognizable result: not the output of any known tool (" + ", ".join(names()) + ")",
+                "no recognizable result: not the output of any known tool ("
+                + ", ".join(names())
+                + ")"
+                + "".join(f"; {hint}" for hint in hints),
                 line=first_content_line(text),
             )
         fmt = found[0][0]
@@ -132,6 +176,10 @@ def parse_text(text: str, fmt: str | None = None, encoding: str = "utf-8") -> Pa
     if found is not None:
         _refuse_mixed(text, fmt, records, {name for name, _ in found[1:]})
     return ParsedFile(format=fmt, records=records, encoding=encoding, warnings=_warnings(records))
+
+
+def _no_hint(text: str) -> None:
+    return None
 
 
 def _warnings(records: list[Record]) -> list[str]:
@@ -188,15 +236,17 @@ def _offset_of_line(text: str, line: int, near_end: bool = False) -> int:
     return len(text) - len(parts[-1]) if len(parts) == line else len(text)
 
 
-def parse_bytes(data: bytes, path: str = "<input>", fmt: str | None = None) -> ParsedFile:
-    """Decode and parse one file's bytes; every ParseError names `path`."""
+def parse_bytes(
+    data: bytes, path: str = "<input>", fmt: str | None = None, options: dict[str, str] | None = None
+) -> ParsedFile:
+    """Decode and parse one file's bytes; every ParseError names `path`. `options`: see parse_text."""
     if not data.strip(b"\x00 \t\r\n"):
         raise ParseError("empty file: no result to read", line=1, path=path)
     if b"\x00" in data[:4096] and not _looks_textual(data):
         raise ParseError("binary file: not the text or JSON output of a benchmark tool", line=1, path=path)
     text, encoding = decode(data)
     try:
-        return parse_text(text, fmt, encoding)
+        return parse_text(text, fmt, encoding, options)
     except ParseError as exc:
         raise exc.with_path(path) from None
     except RecursionError:

@@ -68,8 +68,8 @@ def test_every_format_declares_the_interface_and_the_registry_gathers_it():
         assert all(key == key.lower() and "." not in key for key in mod.HOST_KEYS | mod.USER_KEYS), name
         assert all(prefix.endswith(".") for prefix in mod.RESULT_KEY_PREFIXES), name
     assert formats.tools() == [
-        "amorphousdiskmark", "crystaldiskmark", "diskspd", "elbencho", "fio",
-        "iometer", "iostat", "kdiskmark", "perfmon", "sqlio", "sqlserver", "vdbench",
+        "amorphousdiskmark", "crystaldiskmark", "diskspd", "elbencho", "fio", "hammerdb",
+        "iometer", "iostat", "kdiskmark", "perfmon", "sqlio", "sqlserver", "table", "vdbench",
     ]  # fmt: skip
     assert formats.titles()["sqlstats"] == "SQL Server STATISTICS IO/TIME"
     assert formats.titles()["crystaldiskmark"] == "CrystalDiskMark / KDiskMark"

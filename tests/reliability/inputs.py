@@ -28,7 +28,7 @@ from kneepoint.ingest.textio import decode
 from tests.helpers import SAMPLE
 
 # One file per format and layout (sample_data/README.md): fio JSON and text, SQLIO, DiskSpd text and XML,
-# CrystalDiskMark 7 (UTF-16) and 8, KDiskMark, SQL Server statistics.
+# CrystalDiskMark 7 (UTF-16) and 8, KDiskMark, SQL Server statistics, a HammerDB log.
 SAMPLE_FILES = sorted(
     p
     for p in SAMPLE.rglob("*")

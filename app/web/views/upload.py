@@ -8,6 +8,7 @@ says so; a store then waits for it (KNEEPOINT_LOCK_WAIT_S) or says "warehouse bu
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -18,12 +19,14 @@ from kneepoint.app import queries
 from kneepoint.app import wording as w
 from kneepoint.app.web import state, uploads
 from kneepoint.app.web.uploads import md_literal
-from kneepoint.ingest import formats
+from kneepoint.ingest import formats, units
 from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
 from kneepoint.ingest.labels import LabelError
 from kneepoint.ingest.sources import Limits, MiB
 
 LIMITS = Limits()
+# The Workloads page (load series): linked after a store of load tables or HammerDB logs once it exists.
+WORKLOADS_PAGE = Path(__file__).with_name("workloads.py")
 
 LABEL_KEYS = ("upload_disk", "upload_host", "upload_tags", "upload_notes")
 
@@ -84,6 +87,13 @@ def _show_result(result: dict) -> None:
                 icon=":material/monitor_heart:",
                 query_params={"disk": result["key"]},
             )
+        if result.get("workloads") and WORKLOADS_PAGE.is_file():
+            st.page_link(
+                "views/workloads.py",
+                label=f"See the load series of {key}",
+                icon=":material/groups:",
+                query_params={"disk": result["key"]},
+            )
         if result["statistics"]:
             st.page_link(
                 "views/sql.py",
@@ -132,6 +142,98 @@ try:
 except WarehouseBusy as exc:
     busy = exc
 
+LOAD_KINDS = ("concurrent sessions", "concurrent users", "virtual users", "threads", "databases", "instances", "load")
+
+
+def _mapping_forms(previews: list[uploads.Preview], cache: dict[str, list[uploads.Preview]]) -> None:
+    """For each file that holds a table of figures but did not read (or was read with a mapping): which column is
+    the load, the throughput and the response time. The mapping is stored with the file."""
+    mappable = [p for p in previews if p.columns and p.item is not None and (p.error is not None or p.options)]
+    if not mappable:
+        return
+    st.subheader("Column mapping")
+    st.caption(
+        "These files hold a table whose header does not say which column is the load, the throughput and the "
+        "response time (or in which unit): say it here, and the file is read again. The mapping is stored with the "
+        "file, so a rebuild, a shared bundle or a re-read gives the same figures."
+    )
+    for number, p in enumerate(mappable):
+        _mapping_form(number, p, cache)
+
+
+def _as_header_says(value: str | None) -> str:
+    return value or "as its header says"
+
+
+def _mapping_form(number: int, p: uploads.Preview, cache: dict[str, list[uploads.Preview]]) -> None:
+    given = p.options or {}
+    columns = list(range(1, len(p.columns) + 1))
+
+    def column_name(k: int | None) -> str:
+        return "—" if k is None else md_literal(f"{k}: {p.columns[k - 1]}")
+
+    def chosen(key: str) -> int | None:
+        spec = given.get(key, "")
+        return int(spec) if spec.isdigit() and int(spec) in columns else None
+
+    def index(options: list, value: Any) -> int:
+        return options.index(value) if value in options else 0
+
+    with st.form(f"upload_mapping_{number}"):
+        st.markdown(f"**{md_literal(p.name)}**")
+        left, middle, right = st.columns(3)
+        load = left.selectbox(
+            "Load column", columns, index=index(columns, chosen("load_column")), format_func=column_name
+        )
+        kinds: list[str | None] = [None, *LOAD_KINDS]
+        kind = left.selectbox(
+            "The load counts", kinds, index=index(kinds, given.get("load_kind")), format_func=_as_header_says
+        )
+        optional: list[int | None] = [None, *columns]
+        throughput = middle.selectbox(
+            "Throughput column", optional, index=index(optional, chosen("throughput_column")), format_func=column_name
+        )
+        rate_units: list[str | None] = [None, *units.load_throughput_units()]
+        rate_unit = middle.selectbox(
+            "Throughput unit",
+            rate_units,
+            index=index(rate_units, given.get("throughput_unit")),
+            format_func=_as_header_says,
+        )
+        response = right.selectbox(
+            "Mean response time column",
+            optional,
+            index=index(optional, chosen("response_column")),
+            format_func=column_name,
+        )
+        time_units: list[str | None] = [None, "ms", "s", "min"]
+        time_unit = right.selectbox(
+            "Response time unit",
+            time_units,
+            index=index(time_units, given.get("response_unit")),
+            format_func=lambda u: u or "as its header or cells say (mm:ss.ss, h:mm:ss)",
+        )
+        if not st.form_submit_button("Read with this mapping"):
+            return
+    if throughput is None and response is None:
+        st.error("Choose a throughput column or a response time column (or both).")
+        return
+    options = {
+        "load_column": str(load),
+        "throughput_column": str(throughput) if throughput is not None else "",
+        "response_column": str(response) if response is not None else "",
+        "throughput_unit": rate_unit or "",
+        "response_unit": time_unit or "",
+        "load_kind": kind or "",
+    }
+    again = uploads.remap(p, options)
+    for previews in cache.values():
+        for i, old in enumerate(previews):
+            if old is p:
+                previews[i] = again
+    st.rerun()
+
+
 if previews:
     table = pl.DataFrame(
         {
@@ -161,6 +263,7 @@ if previews:
     for p in previews:
         if p.error is not None:
             st.error(md_literal(p.error))
+    _mapping_forms(previews, cache)
     warned = [p for p in previews if p.warnings]
     if warned:
         with st.expander(f"Warnings ({sum(len(p.warnings) for p in warned)})"):
@@ -299,8 +402,11 @@ if clicked:
             "key": queries.disk_key(disk, host),
             "benchmarks": any(p.benchmark_records for p in readable if p.name in stored_names),
             "statistics": any(
-                p.records > p.benchmark_records + p.observed_records for p in readable if p.name in stored_names
+                p.records > p.benchmark_records + p.observed_records + p.load_records
+                for p in readable
+                if p.name in stored_names
             ),
+            "workloads": any(p.load_records for p in readable if p.name in stored_names),
             "production": any(p.observed_records for p in readable if p.name in stored_names),
             "observed_files": [p.name for p in readable if p.name in stored_names and p.observed_records],
             "observed_records": sum(p.observed_records for p in readable if p.name in stored_names),
