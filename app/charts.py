@@ -32,7 +32,25 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 # Thread counts on the per-thread view: light (few threads) to dark (many).
 THREAD_SCALE = ["#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b", "#41ab5d", "#238b45", "#005a32"]
 # One marker shape per tool, the same on every chart (the diamond is the saturation point's).
-TOOL_SYMBOLS = ["circle", "square", "triangle-up", "x", "star", "pentagon", "hexagon", "triangle-down", "cross"]
+# As many as there are tools (ingest/formats TOOLS, which also name the production and load tools, drawn elsewhere).
+TOOL_SYMBOLS = [
+    "circle",
+    "square",
+    "triangle-up",
+    "x",
+    "star",
+    "pentagon",
+    "hexagon",
+    "triangle-down",
+    "cross",
+    "triangle-left",
+    "triangle-right",
+    "hexagram",
+    "star-square",
+    "bowtie",
+    "star-triangle-up",
+    "hourglass",
+]
 LOG2_DTICK = math.log10(2)
 NOTE_WIDTH = 72  # characters per note line: a chart is half a page wide in the app (~560 px of 11 px text)
 NOTE_LINE_PX = 16

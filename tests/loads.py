@@ -124,3 +124,19 @@ def load_files() -> list[list[LoadRecord]]:
         (1, 2, 3, 4, 6, 8), per_minute_at_one=800, load_kind="databases", unit="transactions/min"
     )
     return [sessions, nopm + tpm, workloads, databases]
+
+
+def without_load_series(db: Path) -> Path:
+    """`db` (a copy of the sample warehouse) without the sample's load-series files, its models brought up to date:
+    a warehouse whose only load series are those a test stores."""
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.warehouse import connect, delete_file
+
+    con = connect(db)
+    try:
+        for (file_id,) in con.execute("SELECT DISTINCT file_id FROM raw_load_steps").fetchall():
+            delete_file(con, file_id)
+    finally:
+        con.close()
+    build_models(db).raise_for_failure()
+    return db

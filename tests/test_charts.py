@@ -452,3 +452,10 @@ def test_production_time_chart_shades_each_devices_busy_hour():
     ]
     # F:'s intervals are drawn though their host is written in capitals (one computer in any case)
     assert sum(1 for t in charts.production_time_figure(intervals, rows).data if t.name.endswith("F:)")) == 2
+
+
+def test_every_tool_has_a_marker_of_its_own():
+    from kneepoint.ingest import formats
+
+    symbols = charts.tool_symbols(formats.tools())
+    assert len(set(symbols.values())) == len(formats.tools()) and "diamond" not in symbols.values()

@@ -110,6 +110,6 @@ def test_an_anonymized_raw_layer_keeps_the_load_steps_and_scrubs_their_words(tmp
     raw = Anonymizer().raw_tables(read_raw(db, [outcome.file_id], contents=False))
     steps = raw["raw_load_steps"].to_pylist()
     assert [(r["load"], r["throughput"]) for r in steps] == [(1.0, 60.0), (1.0, 50.0)]
-    assert [r["workload"] for r in steps] == ["Host 1 nightly", "daytime"]
+    assert [r["workload"] for r in steps] == ["Workload 1", "Workload 2"]
     (files,) = raw["raw_files"].to_pylist()
     assert "kpsecrethost7" not in files["parse_options"] and "Host 1" in files["parse_options"]

@@ -337,15 +337,9 @@ class Anonymizer:
                 if "device" in r:
                     r["device"] = self.device_name(r["device"])
             out[name] = pa.Table.from_pylist(rows, schema=tables[name].schema)
-        # Load steps: the workload label is the user's words (a table's heading or workload cell).
-        if "raw_load_steps" in tables:
-            rows = tables["raw_load_steps"].to_pylist()
-            for r in rows:
-                r["workload"] = self.scrub(r["workload"])
-                r["tool_version"] = self.scrub(r["tool_version"])
-            out["raw_load_steps"] = pa.Table.from_pylist(rows, schema=tables["raw_load_steps"].schema)
         out["raw_latency_histograms"] = tables["raw_latency_histograms"]
-        # A load series' workload label is the user's own text: a pseudonym of its own.
+        # A load series' workload label is the user's own text (a table's heading or workload cell, a business's
+        # name for its job): a pseudonym of its own.
         if "raw_load_steps" in tables:
             steps = tables["raw_load_steps"].to_pylist()
             for r in steps:

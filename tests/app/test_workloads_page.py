@@ -10,15 +10,16 @@ import pytest
 from kneepoint.ingest.build import build_models
 from kneepoint.ingest.warehouse import connect
 from tests.app.test_apptest import annotations, figures, markdown, new_app
-from tests.loads import sessions_sweep, store_loads
+from tests.loads import sessions_sweep, store_loads, without_load_series
 
 P30, P40 = "Azure P30", "Azure P40 stripe"
 
 
 @pytest.fixture
 def loads_warehouse(warehouse):
-    """The sample warehouse with one sweep of 1–12 sessions on each of two configurations (P40 scales further)."""
-    con = connect(warehouse)
+    """The sample warehouse with one sweep of 1–12 sessions on each of two configurations (P40 scales further), in
+    place of the sample's own load series."""
+    con = connect(without_load_series(warehouse))
     try:
         store_loads(con, sessions_sweep(), disk=P30, name="p30.csv")
         store_loads(con, sessions_sweep(sigma=0.02, kappa=0.004), disk=P40, name="p40.csv")
@@ -59,6 +60,7 @@ def test_workloads_page_reads_its_state_from_the_url_and_a_response_target(loads
 
 
 def test_workloads_page_without_load_series_points_to_upload(warehouse):
+    without_load_series(warehouse)
     at = new_app("workloads").run()
     assert not at.exception
     assert at.info[0].value.startswith("No load series stored yet.")
