@@ -183,6 +183,8 @@ def _connect_duckdb(path: Path, read_only: bool, wait_s: float | None) -> duckdb
                 ) from None
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 1.0)
+    # DuckDB draws a progress bar on stdout for a statement past 2 s: into a command's output (--json too).
+    con.execute("SET enable_progress_bar = false")
     return con
 
 
