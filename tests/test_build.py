@@ -138,9 +138,10 @@ def test_warm_up_records_the_change_build_and_changes_nothing(db: Path, capfd, m
     )
     assert other.returncode == 0, other.stderr
     _store(db, LATE, "late disk")
+    real_run_dbt = build.run_dbt
     monkeypatch.setattr(build, "run_dbt", _no_dbt)
     assert build_models(db).kind == "changes"
-    monkeypatch.undo()
+    monkeypatch.setattr(build, "run_dbt", real_run_dbt)
     _equal_to_a_full_refresh(db, tmp_path)
 
 
@@ -184,6 +185,7 @@ def _no_dbt(*args, **kwargs):
 
 
 def test_a_change_build_runs_dbt_once_then_sends_the_sql_it_recorded(db: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))  # no recording from other tests
     _store(db, LATE, disk="recorded")
     first = build_models(db)
     assert first.success and first.kind == "changes"
@@ -191,6 +193,7 @@ def test_a_change_build_runs_dbt_once_then_sends_the_sql_it_recorded(db: Path, t
     assert len(recorded) == 2  # the two phases, before and after the USL fits
 
     # A relabel moves the file's rows between two series, and another file arrives: dbt is not needed for either.
+    real_run_dbt = build.run_dbt
     monkeypatch.setattr(build, "run_dbt", _no_dbt)
     file_id = _store(db, SAMPLE / "fio" / "randread-4k-jobs4.json", disk="replayed")
     con = connect(db)
@@ -205,7 +208,7 @@ def test_a_change_build_runs_dbt_once_then_sends_the_sql_it_recorded(db: Path, t
     assert second.success and second.kind == "changes" and second.changes == 2
     assert "building fct_io_results" in " ".join(said) and "testing assert_no_file_rows_twice" in " ".join(said)
     assert _count(db, "SELECT count(*) FROM dim_disks WHERE disk = 'relabelled'") == 1
-    monkeypatch.undo()
+    monkeypatch.setattr(build, "run_dbt", real_run_dbt)
     _equal_to_a_full_refresh(db, tmp_path)
 
 
