@@ -65,7 +65,7 @@ usl = state.toggle(
     help="The Universal Scalability Law fitted to each series' throughput.",
 )
 target_ms = row.number_input(
-    "Response-time target (ms)",
+    "Response-time target (ms; 0: none)",
     min_value=0.0,
     value=0.0,
     step=100.0,
