@@ -72,7 +72,8 @@ nav = st.navigation(
 )
 try:
     catch_up()
-    if exists(queries.current_db()):
+    # Only where this account may write: the warm-up records a change build (a read-only role never builds).
+    if exists(queries.current_db()) and queries.can_write():
         uploads.warm_up_builds(queries.current_db())
     nav.run()
 except WarehouseBusy as exc:
