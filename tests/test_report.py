@@ -301,3 +301,16 @@ def test_share_page_builds_report_bundle_and_image_buttons(warehouse: Path):
     bundle = zipfile.ZipFile(io.BytesIO(built["bundle"]))
     for data in (built["html"], *(bundle.read(n) for n in bundle.namelist())):
         assert b"kneepoint-dev-vm" not in data and b"synthetic-sql01" not in data and b"randread" not in data
+
+
+def test_a_disk_with_production_load_only_says_it_has_no_benchmark(tmp_path: Path):
+    from kneepoint.ingest.build import build_models
+    from kneepoint.ingest.load import ingest_inputs
+    from kneepoint.ingest.sources import iter_paths
+
+    db = tmp_path / "observed-only.duckdb"
+    report = ingest_inputs(db, iter_paths([SAMPLE / "iostat"]), disk="vda in production")
+    assert len(report.added) >= 1
+    build_models(db).raise_for_failure()
+    result = build_report(db)
+    assert [text for _, text in result.summary] == ["no benchmark results."]

@@ -311,8 +311,8 @@ def _summary(
             )
             continue
         if not rows:
-            what = w.plural(d["statements"], "SQL Server statement") if d["statements"] else "no benchmark curve"
-            out.append((key, f"no benchmark results, only {what}."))
+            only = f", only {w.plural(d['statements'], 'SQL Server statement')}" if d["statements"] else ""
+            out.append((key, f"no benchmark results{only}."))
             continue
         h = _headline(rows)
         curves = [r for r in rows if r["points"] >= 2]
