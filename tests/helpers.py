@@ -60,3 +60,10 @@ def hang_guard(seconds: float, what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def rows(con, sql: str, params: list | None = None) -> list[dict]:
+    """A query's rows as dicts by column name (a DuckDB connection)."""
+    cur = con.execute(sql, params or [])
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]

@@ -20,6 +20,7 @@ from kneepoint.app.sharing.report import build_report
 from kneepoint.ingest.build import build_models
 from kneepoint.ingest.records import LoadRecord
 from kneepoint.ingest.warehouse import connect, delete_file, relabel_file
+from tests.helpers import rows
 from tests.loads import SESSIONS, load_files, sessions_sweep, store_loads
 from tests.test_incremental import differences, snapshot
 
@@ -58,12 +59,6 @@ def con(built) -> Iterator[duckdb.DuckDBPyConnection]:
     c = duckdb.connect(str(built), read_only=True)
     yield c
     c.close()
-
-
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 def series(

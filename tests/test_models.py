@@ -17,7 +17,7 @@ from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.records import IoRecord, ParsedFile
 from kneepoint.ingest.sources import InputFile, iter_paths
 from kneepoint.ingest.warehouse import connect, store_file
-from tests.helpers import corpus_dir, corpus_file
+from tests.helpers import corpus_dir, corpus_file, rows
 
 # SQLIO prints "MBs/sec" in MiB: 47.3 x 2^20 = 49,597,235 bytes/s (94.6 IOs/sec x 512 KiB agrees within 0.001%).
 # The run's layout is the corpus file dataelisabeth-random-read-64k-8outstanding.txt's; the figures are the issue's.
@@ -115,12 +115,6 @@ def con(built) -> Iterator[duckdb.DuckDBPyConnection]:
     c = duckdb.connect(str(built), read_only=True)
     yield c
     c.close()
-
-
-def rows(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = None) -> list[dict]:
-    cur = con.execute(sql, params or [])
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
 
 # --- units, through real ingest ------------------------------------------------------------------------------
