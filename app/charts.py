@@ -989,27 +989,41 @@ def device_colors(headroom: pl.DataFrame, disk_color: str | None = None) -> dict
     return {label: free[i % len(free)] for i, label in enumerate(labels)}
 
 
-def _when(r: Mapping[str, Any]) -> str:
-    start = r.get("interval_start")
-    return f"{start:%Y-%m-%d %H:%M:%S}" if start is not None else f"interval {r['interval_index'] + 1}"
-
-
 def _interval_hover(df: pl.DataFrame, label: str) -> list[str]:
-    """An observed interval: which device, when, its load and latency, the file line it came from."""
+    """An observed interval: which device, when, its load and latency, the file line it came from. The time and
+    source texts are made by polars over whole columns (row by row, a week's drawn intervals took a second)."""
+    texts = df.select(
+        pl.when(pl.col("interval_start").is_not_null())
+        .then(pl.col("interval_start").dt.strftime("%Y-%m-%d %H:%M:%S"))
+        .otherwise(pl.format("interval {}", pl.col("interval_index") + 1))
+        .alias("when"),
+        pl.concat_str(
+            pl.col("file_name")
+            .str.replace_all("&", "&amp;", literal=True)
+            .str.replace_all("<", "&lt;", literal=True)
+            .str.replace_all(">", "&gt;", literal=True),
+            pl.when(pl.col("source_line").is_not_null())
+            .then(pl.format(", line {}", pl.col("source_line")))
+            .otherwise(pl.lit("")),
+        ).alias("source"),
+    )
+    head = f"<b>{esc(label)}</b><br>"
     return [
-        f"<b>{esc(label)}</b><br>{_when(r)}: {w.fmt_iops(r['iops'])} IOPS at {w.fmt_ms(r['latency_avg_ms'])} ms mean"
-        f"<br>{esc(r['file_name'])}" + (f", line {r['source_line']}" if r.get("source_line") is not None else "")
-        for r in df.iter_rows(named=True)
+        f"{head}{when}: {w.fmt_iops(iops)} IOPS at {w.fmt_ms(latency)} ms mean<br>{source}"
+        for when, iops, latency, source in zip(
+            texts["when"], df["iops"], df["latency_avg_ms"], texts["source"], strict=True
+        )
     ]
 
 
-def _interval_hover_args(df: pl.DataFrame, label: str, figures: str) -> dict[str, str | list[str]]:
-    """The hover of a device's intervals: each interval's own text (_interval_hover) up to WEBGL_POINTS of them;
-    beyond, the label and the point's `figures` (a plotly template): a text per point of a week at 15 s for 8 disks
-    made a 200 MB figure that took seconds to build and send."""
+def _interval_hover_args(df: pl.DataFrame, label: str, figures: str, texts: list[str] | None = None) -> dict[str, Any]:
+    """The hover of a device's intervals: each interval's own text (_interval_hover, or `texts` made by it already)
+    up to WEBGL_POINTS of them; beyond, the label and the point's `figures` (a plotly template): a text per point
+    of a week at 15 s for 8 disks made a 200 MB figure that took seconds to build and send."""
     if df.height > WEBGL_POINTS:
         return {"hovertemplate": f"<b>{esc(label)}</b><br>{figures}<extra></extra>"}
-    return {"hovertext": _interval_hover(df, label), "hovertemplate": "%{hovertext}<extra></extra>"}
+    texts = texts if texts is not None else _interval_hover(df, label)
+    return {"hovertext": texts, "hovertemplate": "%{hovertext}<extra></extra>"}
 
 
 def _interval_values(df: pl.DataFrame, column: str) -> list[Any] | Any:
@@ -1022,6 +1036,13 @@ def _device_intervals(intervals: pl.DataFrame, r: Mapping[str, Any]) -> pl.DataF
     # the host without case, as mart_headroom groups it (SQLPROD01 and sqlprod01 are one computer)
     host = pl.col("host").fill_null("").str.to_lowercase() == (r["host"] or "").lower()
     return intervals.filter((pl.col("disk_key") == r["disk_key"]) & host & (pl.col("device") == r["device"]))
+
+
+def _device_interval_count(df: pl.DataFrame) -> int:
+    """How many intervals the device logged, where queries.observed_intervals drew a long log by its extremes."""
+    if "device_intervals" in df.columns and not df.is_empty():
+        return int(df["device_intervals"].max())
+    return df.height
 
 
 def production_curve_figure(
@@ -1060,7 +1081,7 @@ def production_curve_figure(
                 x=_interval_values(cloud, "iops"),
                 y=_interval_values(cloud, "latency_avg_ms"),
                 mode="markers",
-                name=esc(f"{label}: {w.plural(cloud.height, 'observed interval')}"),
+                name=esc(f"{label}: {w.intervals_drawn(cloud.height, _device_interval_count(cloud))}"),
                 legendgroup=esc(label),
                 marker={"color": color, "size": 6, "opacity": 0.45},
                 **_interval_hover_args(cloud, label, "%{x:,.0f} IOPS at %{y:.3~g} ms mean"),
@@ -1203,17 +1224,19 @@ def production_time_figure(
         iops_values += df["iops"].drop_nulls().to_list()
         latency_values += df["latency_avg_ms"].drop_nulls().to_list()
         scatter = go.Scattergl if df.height > WEBGL_POINTS else go.Scatter
+        # both panels say the same of an interval
+        texts = _interval_hover(df, label) if df.height <= WEBGL_POINTS else None
         for row, column, figures in ((1, "iops", "%{x}: %{y:,.0f} IOPS"), (2, "latency_avg_ms", "%{x}: %{y:.3~g} ms")):
             fig.add_trace(
                 scatter(
                     x=x,
-                    y=df[column].to_list(),
+                    y=_interval_values(df, column),
                     mode="lines",
                     name=esc(label),
                     legendgroup=esc(label),
                     showlegend=row == 1,
                     line={"color": color, "width": 1.5},
-                    **_interval_hover_args(df, label, figures),
+                    **_interval_hover_args(df, label, figures, texts),
                 ),
                 row=row,
                 col=1,

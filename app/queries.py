@@ -491,22 +491,71 @@ def waits(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     )
 
 
+# Intervals of one device drawn one by one up to this many; beyond, each of DRAWN_STRETCHES equal stretches of its
+# log's time is drawn by its extremes. A week at 15 s is 40,320 intervals per device: more points than a chart is
+# pixels wide, and seconds to read, build and send.
+DRAWN_INTERVALS = 1200
+DRAWN_STRETCHES = 300
+
+
 def observed_intervals(disk_keys: Sequence[str], db: Location | None = None) -> pl.DataFrame:
     """The observed intervals of the chosen disks that are samples of the load (the since-boot averages and
     Perfmon's _Total instance left out, as mart_headroom's percentiles leave them), in time order per device, with
-    their place on the baseline where they had I/O (mart_production_vs_baseline)."""
+    their place on the baseline where they had I/O (mart_production_vs_baseline), as the charts draw them.
+
+    A device's intervals are all there up to DRAWN_INTERVALS. A longer log's time (its intervals' order where no
+    time was logged) is cut into DRAWN_STRETCHES equal stretches, and of each only the intervals holding its lowest
+    and highest IOPS and its lowest and highest latency are kept: real intervals, with their file line, and a line
+    through them in time order looks at a chart's width as the line through every interval, every peak kept.
+    `device_intervals` counts the device's intervals, `all_drawn` says whether they are all here. The percentiles
+    (mart_headroom) count every interval."""
     if "fct_observed_intervals" not in tables(db):
         return pl.DataFrame()
     keys = list(disk_keys)
+    device = "disk_key, host_key, device"
     return query(
         f"""
+        WITH samples AS (
+            SELECT observed_interval_id, disk_key, lower(coalesce(host, '')) AS host_key, device, iops,
+                   latency_avg_ms, coalesce(extract(epoch FROM interval_start), interval_index) AS at_s
+            FROM fct_observed_intervals
+            WHERE {_in("disk_key", keys)} AND NOT since_boot AND NOT is_total_instance
+        ),
+        spans AS (
+            SELECT {device}, count(*) AS device_intervals, min(at_s) AS first_s, max(at_s) AS last_s
+            FROM samples
+            GROUP BY {device}
+        ),
+        stretched AS (
+            SELECT samples.*, spans.device_intervals,
+                   floor((at_s - first_s) * {DRAWN_STRETCHES} / nullif(last_s - first_s, 0)) AS stretch
+            FROM samples
+            INNER JOIN spans USING ({device})
+        ),
+        extremes AS (
+            SELECT {device}, stretch, min(iops) AS iops_low, max(iops) AS iops_high,
+                   min(latency_avg_ms) AS latency_low, max(latency_avg_ms) AS latency_high
+            FROM stretched
+            WHERE device_intervals > {DRAWN_INTERVALS}
+            GROUP BY {device}, stretch
+        ),
+        drawn AS (
+            SELECT s.observed_interval_id, s.device_intervals
+            FROM stretched AS s
+            LEFT JOIN extremes AS e
+                ON e.disk_key = s.disk_key AND e.host_key = s.host_key AND e.device = s.device
+                AND e.stretch = s.stretch
+            WHERE s.device_intervals <= {DRAWN_INTERVALS}
+               OR s.iops IN (e.iops_low, e.iops_high) OR s.latency_avg_ms IN (e.latency_low, e.latency_high)
+        )
         SELECT o.disk_key, o.host, o.device, o.device_kind, o.tool, o.interval_start, o.interval_start_text,
                o.interval_index, o.interval_s, o.iops, o.throughput_bytes_per_s, o.bytes_per_io, o.read_pct,
                o.latency_avg_ms, o.outstanding_io, o.file_name, o.source_line,
-               p.series_id, p.baseline_latency_at_iops_ms, p.latency_ratio, p.degraded
-        FROM fct_observed_intervals o
-        LEFT JOIN mart_production_vs_baseline p ON p.observed_interval_id = o.observed_interval_id
-        WHERE {_in("o.disk_key", keys)} AND NOT o.since_boot AND NOT o.is_total_instance
+               p.series_id, p.baseline_latency_at_iops_ms, p.latency_ratio, p.degraded,
+               d.device_intervals, d.device_intervals <= {DRAWN_INTERVALS} AS all_drawn
+        FROM drawn AS d
+        INNER JOIN fct_observed_intervals AS o ON o.observed_interval_id = d.observed_interval_id
+        LEFT JOIN mart_production_vs_baseline AS p ON p.observed_interval_id = d.observed_interval_id
         ORDER BY o.disk_key, o.host, o.device, o.interval_start, o.file_name, o.interval_index
         """,
         keys,

@@ -159,6 +159,13 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
+def intervals_drawn(drawn: int, logged: int) -> str:
+    """A device's observed intervals on a chart: all of them, or of a long log each stretch's extremes."""
+    if drawn >= logged:
+        return plural(drawn, "observed interval")
+    return f"{drawn:,} of {plural(logged, 'observed interval')} (each stretch of the log by its extremes)"
+
+
 def threads_qd(threads: int | None, queue_depth: int | None) -> str:
     """'1 thread × QD 32'."""
     if threads is None or queue_depth is None:

@@ -37,8 +37,17 @@
 {#- Per row of `observed` (its `key` column, with disk_key, bytes_per_io and read_pct), the nearest series of
     `series` (observed_baseline_series). Rows without I/O have no workload to match and get none. -#}
 {% macro nearest_baseline_series(observed, key, series) -%}
-    select distinct on (o.{{ key }})
-        o.{{ key }},
+    {%- set order = [
+        "case when s.pattern = '" ~ var("observed_pattern") ~ "' then 0 else 1 end",
+        kp_round('abs(ln(cast(s.block_size_bytes as double precision) / o.bytes_per_io))', 9),
+        kp_round('abs(s.read_pct - o.read_pct)', 6),
+        "s.block_size_bytes",
+        "s.series_id",
+    ] -%}
+    {#- rounded: a workload halfway between two block sizes (8 KiB between 4 and 16) is a tie, whatever the last bit
+        of a sum over many intervals (which an incremental build adds up in another order) #}
+    select
+        nearest.{{ key }},
         s.series_id,
         s.pattern as baseline_pattern,
         s.block_size_bytes as baseline_block_size_bytes,
@@ -48,18 +57,14 @@
         s.iops_at_saturation as baseline_saturation_iops,
         s.latency_avg_ms_at_saturation as baseline_saturation_latency_ms,
         s.max_iops as baseline_max_iops
-    from {{ observed }} as o
-    inner join {{ series }} as s on s.disk_key = o.disk_key
-    where o.bytes_per_io > 0 and o.read_pct is not null
-    order by
-        o.{{ key }},
-        case when s.pattern = '{{ var("observed_pattern") }}' then 0 else 1 end,
-        -- rounded: a workload halfway between two block sizes (8 KiB between 4 and 16) is a tie, whatever the last
-        -- bit of a sum over many intervals (which an incremental build adds up in another order)
-        {{ kp_round('abs(ln(cast(s.block_size_bytes as double precision) / o.bytes_per_io))', 9) }},
-        {{ kp_round('abs(s.read_pct - o.read_pct)', 6) }},
-        s.block_size_bytes,
-        s.series_id
+    from (
+        {{ kp_first_by(
+            'o.' ~ key, 's.series_id', order,
+            'from ' ~ observed ~ ' as o inner join ' ~ series ~ ' as s on s.disk_key = o.disk_key'
+            ~ ' where o.bytes_per_io > 0 and o.read_pct is not null'
+        ) }}
+    ) as nearest
+    inner join {{ series }} as s using (series_id)
 {%- endmacro %}
 
 {#- Per row of `placed` (its `key`, series_id and the observed IOPS in `iops_column`), the baseline's mean latency at

@@ -585,3 +585,50 @@ def test_anonymization_keeps_one_computer_and_its_instances_apart(tmp_path):
     out = Anonymizer().raw_tables(tables)
     assert [r["host"] for r in out["raw_intervals"].to_pylist()] == ["Host 1", "Host 1"]
     assert [r["host"] for r in out["raw_waits"].to_pylist()] == ["Host 1\\Instance 1", "Host 1\\Instance 2"]
+
+
+# -- a long log, drawn -------------------------------------------------------------------------------------------
+
+
+def test_a_long_log_is_drawn_by_each_stretchs_extremes(tmp_path):
+    """Past DRAWN_INTERVALS a device's log is cut into DRAWN_STRETCHES equal stretches of its time, and of each the
+    intervals with the lowest and highest IOPS and latency are what the charts get: every peak is there (the one
+    spike of a quiet day too), far fewer points than intervals; a short log of the same disk is drawn whole."""
+    from kneepoint.app import charts, queries
+
+    n = 3 * queries.DRAWN_INTERVALS
+    iops = [1_000.0 + (i * 7919) % 500 for i in range(n)]  # a quiet load, in no order
+    latency = [1.0 + ((i * 104_729) % 300) / 100 for i in range(n)]
+    iops[1234], latency[2345] = 50_000.0, 90.0  # one spike of each
+    e = [interval(i, iops[i], latency[i]) for i in range(n)]
+    f = [interval(i, 500.0 + i, 1.0, device="PhysicalDisk(2 F:)") for i in range(21)]
+    db = tmp_path / "w.duckdb"
+    ingest_observed(db, e + f, disk="E drive")
+
+    drawn = queries.observed_intervals(["E drive"], db)
+    e_drawn = drawn.filter(drawn["device"] == "PhysicalDisk(1 E:)")
+    f_drawn = drawn.filter(drawn["device"] == "PhysicalDisk(2 F:)")
+    assert f_drawn.height == 21 and f_drawn["all_drawn"].all() and set(f_drawn["device_intervals"]) == {21}
+    assert set(e_drawn["device_intervals"]) == {n} and not e_drawn["all_drawn"].any()
+    # the stretches, as their rule says: equal parts of the log's time (15 s per interval)
+    stretches: dict[int, list[int]] = {}
+    for i in range(n):
+        stretches.setdefault(math.floor(i * queries.DRAWN_STRETCHES / (n - 1)), []).append(i)
+    expected = set()
+    for members in stretches.values():
+        for values in (iops, latency):
+            low, high = min(values[i] for i in members), max(values[i] for i in members)
+            expected |= {i for i in members if values[i] in (low, high)}
+    assert set(e_drawn["interval_index"]) == expected
+    assert {1234, 2345} <= expected and len(expected) <= 4 * (queries.DRAWN_STRETCHES + 1) < n
+    # in time order, so that the time chart's line runs through them as through the whole log
+    assert e_drawn["interval_index"].to_list() == sorted(expected)
+    headroom = queries.headroom(["E drive"], db)
+    assert charts.production_time_figure(drawn, headroom).data[0].y[:2] == (
+        iops[min(expected)],
+        iops[sorted(expected)[1]],
+    )
+    assert w.intervals_drawn(len(expected), n) == (
+        f"{len(expected):,} of {n:,} observed intervals (each stretch of the log by its extremes)"
+    )
+    assert w.intervals_drawn(21, 21) == "21 observed intervals"
