@@ -112,6 +112,22 @@ def test_a_warehouse_file_holding_a_long_label_is_imported_without_that_file(tmp
     assert [f["name"] for f in result.added] == [FIO.with_name("randread-4k-jobs2.json").name]
 
 
+def test_a_warehouse_file_whose_labels_are_not_text_is_refused_per_file(tmp_path: Path, capsys):
+    source = tmp_path / "laptop.duckdb"
+    assert main(["--db", str(source), "ingest", str(FIO), "--disk", "ok", "--no-build"]) == 0
+    con = duckdb.connect(str(source))
+    try:  # a number where the disk label belongs
+        con.execute("ALTER TABLE raw_files ADD COLUMN number INTEGER DEFAULT 7")
+        con.execute("ALTER TABLE raw_files DROP COLUMN disk")
+        con.execute("ALTER TABLE raw_files RENAME COLUMN number TO disk")
+    finally:
+        con.close()
+    capsys.readouterr()
+    assert main(["--db", str(tmp_path / "w.duckdb"), "import", str(source), "--no-build"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"kneepoint import: {FIO.name}: not imported: the disk label is not text but int '7'\n"
+
+
 # -- terminals --------------------------------------------------------------------------------------------------
 
 
