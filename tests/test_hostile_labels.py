@@ -191,7 +191,7 @@ def test_every_report_chart_shows_the_label_as_text(hostile: Path):
     assert len(named) == len(report.charts), set(c.title for c in report.charts) - set(named)
 
 
-@pytest.mark.parametrize("page", ["curves", "compare", "production", "workloads"])
+@pytest.mark.parametrize("page", ["curves", "compare", "sql", "production", "workloads"])
 def test_every_app_chart_shows_the_label_as_text(hostile: Path, tmp_path: Path, monkeypatch, page: str):
     db = tmp_path / "w.duckdb"
     shutil.copy(hostile, db)
