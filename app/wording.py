@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import textwrap
 from collections.abc import Mapping
 from datetime import datetime, time, timedelta
 from typing import Any
@@ -40,6 +41,12 @@ def printable(text: object) -> str:
     """`text` safe to print on a terminal: control and bidi characters shown as escapes (`\\x1b`, `\\u202e`),
     the rest as it is, so a label holding `ESC]0;...` can neither retitle the window nor recolour the output."""
     return _UNPRINTABLE.sub(_escape, str(text))
+
+
+def printable_wrap(text: object, width: int, **options: Any) -> list[str]:
+    """`text` made printable, then wrapped (textwrap.wrap's options): escaped first, so that a label's CR or LF
+    reads as `\\r`/`\\n` rather than vanishing into the wrap as a space."""
+    return textwrap.wrap(printable(text), width, **options)
 
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}

@@ -63,13 +63,40 @@ def test_the_flag_after_the_command_counts_too(three_warehouses, monkeypatch, ca
     assert _listed(capsys) == {"flag"}
 
 
-@pytest.mark.parametrize("command", [["files"], ["saturation"], ["headroom"], ["report", "--out", "r.html"]])
+READS = [["files"], ["saturation"], ["headroom"], ["report", "--out", "r.html"], ["export", "--out", "b.zip"],
+         ["images", "--out", "images"]]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", READS)
 def test_a_read_command_on_a_missing_warehouse_says_so(command, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     missing = tmp_path / "nowhere.duckdb"
     assert main(["--db", str(missing), *command]) == 1
     assert f"no warehouse at {missing}" in capsys.readouterr().err
     assert not missing.exists()
+    assert list(tmp_path.iterdir()) == []  # nothing written either
+
+
+def test_a_read_command_on_a_postgresql_database_without_a_warehouse_says_so(pg_url, tmp_path, monkeypatch, capsys):
+    import psycopg2
+
+    monkeypatch.chdir(tmp_path)
+    for command in READS:
+        assert main(["--db", pg_url, *command]) == 1, command
+        assert "kneepoint: no warehouse at postgresql://" in capsys.readouterr().err
+    unreachable = "postgresql://kneepoint@127.0.0.1:9/nowhere"  # nothing listens on port 9
+    for command in READS:
+        assert main(["--db", unreachable, *command]) == 1, command
+        assert f"kneepoint: cannot reach the warehouse {unreachable}: " in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    con = psycopg2.connect(pg_url)
+    try:
+        with con.cursor() as cur:  # nothing created in the database
+            cur.execute("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')")  # fmt: skip
+            assert cur.fetchone()[0] == 0
+    finally:
+        con.close()
 
 
 def test_labels_past_their_limits_are_refused_before_anything_is_stored(tmp_path, capsys):

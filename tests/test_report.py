@@ -244,10 +244,12 @@ def test_user_text_is_escaped(tmp_path: Path):
         "\"><img src=x onerror=alert('kp-xss-disk2')>",  # disk label breaking out of an attribute
     ):
         assert payload not in html, payload
-    # Shown escaped in the page, and as \u003c-escaped JSON inside the figures.
+    # Shown escaped in the page; inside the figures as plotly text (HTML-escaped: plotly draws a subset of HTML in
+    # its titles, names and hover text), \u0026-escaped in their JSON, never as markup (\u003cscript).
     assert "&lt;script&gt;alert(&#39;kp-xss-disk&#39;)&lt;/script&gt;" in html
     assert "&lt;img src=x onerror=alert(&#39;kp-xss-file&#39;)&gt;" in html
-    assert "\\u003cscript\\u003ealert('kp-xss-disk')" in html
+    assert "\\u0026lt;script\\u0026gt;alert('kp-xss-disk')" in html
+    assert "\\u003cscript\\u003ealert('kp-xss-disk')" not in html
     assert html.count("<script>") == 2 and html.count("<script") == 2 + len(_figures(html))
 
 

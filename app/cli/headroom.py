@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -105,7 +104,7 @@ def _json_value(v: Any) -> Any:
 
 
 def _wrapped(text: str) -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=INDENT, subsequent_indent=INDENT + "  ", break_on_hyphens=False)
+    return w.printable_wrap(text, WIDTH, initial_indent=INDENT, subsequent_indent=INDENT + "  ", break_on_hyphens=False)
 
 
 def _head(row: dict[str, Any], last: str) -> str:
@@ -124,7 +123,7 @@ def report_lines(rows: Sequence[dict[str, Any]], waits: Sequence[dict[str, Any]]
             "SQL Server file statistics under the benchmarked disk's label (kneepoint ingest FILE --disk LABEL)"
         ]
     factor = rows[0]["degradation_factor"]
-    lines = textwrap.wrap(
+    lines = w.printable_wrap(
         "Production against the baseline: percentiles of each device's intervals in its busiest hour (the clock "
         "hour with the most I/O, the whole log where it covers less; since-boot averages and _Total left out) on "
         "the nearest benchmark series of the same disk; degraded where latency at the observed load passes "
@@ -132,7 +131,7 @@ def report_lines(rows: Sequence[dict[str, Any]], waits: Sequence[dict[str, Any]]
         WIDTH,
     )
     for r in rows:
-        lines += ["", *textwrap.wrap(_head(r, r["device"]), WIDTH, subsequent_indent="  ")]
+        lines += ["", *w.printable_wrap(_head(r, r["device"]), WIDTH, subsequent_indent="  ")]
         lines += _wrapped(w.capital(w.headroom_sentence(r)))
         lines += _wrapped(
             f"Baseline: {w.baseline_text(r)}; {w.busy_hour_count(r)}, p50 {w.fmt_iops(r['iops_p50'])} "
@@ -143,7 +142,7 @@ def report_lines(rows: Sequence[dict[str, Any]], waits: Sequence[dict[str, Any]]
         servers.setdefault((r["disk_key"], r["host_key"], r["instance"]), []).append(r)
     for (_, _, instance), server in servers.items():
         last = f"{instance}: SQL Server waits" if instance else "SQL Server waits"
-        lines += ["", *textwrap.wrap(_head(server[0], last), WIDTH, subsequent_indent="  ")]
+        lines += ["", *w.printable_wrap(_head(server[0], last), WIDTH, subsequent_indent="  ")]
         for r in server:
             lines += _wrapped(w.wait_sentence(r))
             if r["series_id"] is not None:

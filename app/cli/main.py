@@ -328,7 +328,7 @@ def _catch_up(db: Location) -> int | None:
     finally:
         _end_progress(progress)
     if not result.success:
-        print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
+        print(_build_failed(result.failures), file=sys.stderr)
         return EXIT_FAIL
     return None
 
@@ -356,17 +356,17 @@ def cmd_parse(args: argparse.Namespace) -> int:
     out = sys.stdout
     for item in iter_paths(args.files):
         if isinstance(item, InputError):
-            print(f"{item.name}:1: {item.reason}", file=sys.stderr)
+            print(f"{printable(item.name)}:1: {printable(item.reason)}", file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
         try:
             parsed = formats.parse_bytes(item.data, item.name, args.format, options)
         except ParseError as exc:
-            print(str(exc), file=sys.stderr)
+            print(printable(exc), file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
         for warning in parsed.warnings:
-            print(f"{item.name}: warning: {warning}", file=sys.stderr)
+            print(f"{printable(item.name)}: warning: {printable(warning)}", file=sys.stderr)
         for rec in parsed.records:
             out.write(json.dumps(rec.to_normalized(), ensure_ascii=False) + "\n")
     return status
@@ -432,13 +432,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         return EXIT_FAIL
     if report.build is not None:
         if not report.build.success:
-            print("model build failed:\n  " + "\n  ".join(report.build.failures), file=sys.stderr)
+            print(_build_failed(report.build.failures), file=sys.stderr)
             return EXIT_FAIL
         if report.build.kind != "none":
             print(f"models up to date ({_build_words(report.build)})")
     elif args.no_build and added:
         print("models not rebuilt (--no-build): run `kneepoint build`")
     return EXIT_BAD_INPUT if report.errors else EXIT_OK
+
+
+def _build_failed(failures: Sequence[str]) -> str:
+    # dbt's messages may quote the rows they failed on, labels included: escaped line by line, lines kept
+    return "model build failed:\n  " + "\n  ".join(
+        "\n    ".join(printable(line) for line in f.splitlines()) for f in failures
+    )
 
 
 def _build_words(result) -> str:
@@ -498,7 +505,7 @@ def _with_file(args: argparse.Namespace, action) -> int:
     finally:
         _end_progress(progress)
     if not result.success:
-        print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
+        print(_build_failed(result.failures), file=sys.stderr)
         return EXIT_FAIL
     return EXIT_OK
 
@@ -563,7 +570,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     finally:
         _end_progress(progress)
     if not result.success:
-        print("model build failed:\n  " + "\n  ".join(result.failures), file=sys.stderr)
+        print(_build_failed(result.failures), file=sys.stderr)
         return EXIT_FAIL
     print(f"models up to date in {printable(db)} ({_build_words(result)}); every dbt test passed")
     return EXIT_OK
@@ -689,11 +696,11 @@ def cmd_import(args: argparse.Namespace) -> int:
         f"{len(result.errors)} error(s)" + (" (anonymized bundle: no original files)" if result.anonymized else "")
     )
     if result.dropped_columns:
-        print("columns this kneepoint does not know, left out: " + ", ".join(result.dropped_columns))
+        print("columns this kneepoint does not know, left out: " + printable(", ".join(result.dropped_columns)))
     for error in result.errors:
         print(f"kneepoint import: {printable(error)}", file=sys.stderr)
     if result.build_failures:
-        print("model build failed:\n  " + "\n  ".join(result.build_failures), file=sys.stderr)
+        print(_build_failed(result.build_failures), file=sys.stderr)
         return EXIT_FAIL
     if result.build_failures is not None:
         print("models up to date")

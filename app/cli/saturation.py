@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +166,7 @@ INDENT = "    "
 
 
 def _wrapped(text: str, width: int = WIDTH) -> list[str]:
-    return textwrap.wrap(text, width, initial_indent=INDENT, subsequent_indent=INDENT + "  ", break_on_hyphens=False)
+    return w.printable_wrap(text, width, initial_indent=INDENT, subsequent_indent=INDENT + "  ", break_on_hyphens=False)
 
 
 def _header(row: dict[str, Any], by_threads: bool) -> str:
@@ -181,7 +180,7 @@ def series_lines(row: dict[str, Any], by_threads: bool = False, latency_target_m
     sentence = w.saturation_sentence(row, by_threads)
     if row["saturated"] and not by_threads:
         sentence += f"; {w.threads_qd(row['saturation_threads'], row['saturation_queue_depth'])}"
-    lines = textwrap.wrap(_header(row, by_threads), WIDTH, subsequent_indent="  ") + _wrapped(sentence)
+    lines = w.printable_wrap(_header(row, by_threads), WIDTH, subsequent_indent="  ") + _wrapped(sentence)
     if not by_threads:
         lines += _wrapped(f"USL: {w.usl_sentence(row)}")
         if row["usl_fitted"] and row["usl_note"]:
@@ -205,7 +204,7 @@ def load_series_lines(row: dict[str, Any], latency_target_ms: float | None = Non
     """One load series in the app's words: a header (configuration · workload), its saturation sentence, the USL
     fit, the Little's-law flags and the response-time target, each wrapped within WIDTH columns."""
     head = f"{row['disk_key']} · {w.load_series_title(row)}"
-    lines = textwrap.wrap(head, WIDTH, subsequent_indent="  ") + _wrapped(w.load_saturation_sentence(row))
+    lines = w.printable_wrap(head, WIDTH, subsequent_indent="  ") + _wrapped(w.load_saturation_sentence(row))
     lines += _wrapped(f"USL: {w.load_usl_sentence(row)}")
     if row["usl_fitted"] and row["usl_note"]:
         lines += _wrapped(f"USL caveat: {row['usl_note']}")
@@ -233,7 +232,7 @@ def report_lines(
         tolerance = loads[0]["tolerance"]
         lines += [
             "",
-            *textwrap.wrap(f"Load series (tolerance {tolerance:.0%}): {w.load_rule_sentence(tolerance)}", WIDTH),
+            *w.printable_wrap(f"Load series (tolerance {tolerance:.0%}): {w.load_rule_sentence(tolerance)}", WIDTH),
         ]
         for r in loads:
             lines += ["", *load_series_lines(r, latency_target_ms)]
@@ -245,7 +244,7 @@ def report_lines(
 
 def _disk_lines(rows: Sequence[dict[str, Any]], by_threads: bool, latency_target_ms: float | None) -> list[str]:
     tolerance = rows[0]["tolerance"]
-    lines = textwrap.wrap(
+    lines = w.printable_wrap(
         f"Saturation points (tolerance {tolerance:.0%}): {w.rule_sentence(tolerance, by_threads)}", WIDTH
     )
     for r in rows:
@@ -258,7 +257,7 @@ def _disk_lines(rows: Sequence[dict[str, Any]], by_threads: bool, latency_target
         if same:
             lines += ["", "Whatever the thread count:"]
             for head, n in same.items():
-                lines += textwrap.wrap(
+                lines += w.printable_wrap(
                     f"{head}: saturates at {w.fmt_load(n)} outstanding", WIDTH, subsequent_indent="  "
                 )
     return lines

@@ -16,6 +16,7 @@ their text fields).
 
 from __future__ import annotations
 
+import html
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -374,9 +375,10 @@ def report_charts(db: Location, data: dict[str, Any]) -> list[ReportChart]:
     out: list[ReportChart] = []
 
     def add(title: str, slug: str, what: str, fig: go.Figure) -> None:
-        chart_title = f"{title}: {fig.layout.title.text or what}"
+        # The figure's own title is plotly text (escaped: wording.esc); `title` may name a disk, a label as typed.
+        chart_title = f"{title}: {html.unescape(fig.layout.title.text or '') or what}"
         # Aligned with the plot area, not the image edge, so slides do not cut the first letter.
-        fig.update_layout(title={"text": chart_title, "xref": "paper", "x": 0})
+        fig.update_layout(title={"text": w.esc(chart_title), "xref": "paper", "x": 0})
         out.append(ReportChart(title, f"{len(out) + 1:02d}-{w.slug(title)}-{slug}", chart_title, fig))
 
     for series, disk_keys, most_loads in data["workloads"]:
@@ -433,7 +435,7 @@ def report_charts(db: Location, data: dict[str, Any]) -> list[ReportChart]:
         fig = charts.statements_on_curve_figure(
             queries.curve_points([disk], series, db), placed, "MB", queries.saturation([disk], series, db), colors
         )
-        fig.update_layout(title={"text": f"{fig.layout.title.text}, {w.workload_title(*series)}"})
+        fig.update_layout(title={"text": f"{fig.layout.title.text}, {w.esc(w.workload_title(*series))}"})
         add(title, "statements", "statements on the curve", fig)
     for disk in _production_disks(data):
         title = f"{PRODUCTION_TITLE}{disk}"

@@ -128,7 +128,9 @@ def test_a_label_holding_a_link_reads_as_text_in_every_chart(browser, tmp_path: 
     from tests.helpers import SAMPLE
 
     db = tmp_path / "link.duckdb"
-    assert main(["--db", str(db), "ingest", str(SAMPLE / "sqlio" / "synthetic-p10-sweep.txt"), "--disk", LINK]) == 0
+    # every kind of chart: benchmark curves, statements on the curve, production against it, load series
+    folders = [str(SAMPLE / f) for f in ("sqlio", "sqlstats", "perfmon", "workloads")]
+    assert main(["--db", str(db), "ingest", *folders, "--disk", LINK, "--host", LINK]) == 0
     out = tmp_path / "link.html"
     assert main(["report", "--db", str(db), "--out", str(out)]) == 0
     ctx, page, fetched, dialogs, errors = _open_offline(browser, out)
@@ -136,8 +138,10 @@ def test_a_label_holding_a_link_reads_as_text_in_every_chart(browser, tmp_path: 
         assert (fetched, dialogs, errors) == ([], [], [])
         # plotly draws a subset of HTML in its text fields: the label must stay text, never an SVG link
         assert page.locator(".chart svg a").count() == 0
+        titles = page.locator(".chart .gtitle").all_text_contents()
+        assert any(t.startswith(f"Production vs baseline on {LINK} @ {LINK}") for t in titles), titles
         legends = page.locator(".chart .legendtext").all_text_contents()
-        assert LINK in legends
+        assert f"{LINK} @ {LINK}" in legends
         # and in the page's own text (the summary card), escaped by the template
         assert LINK in page.locator("#summary").inner_text()
         page.locator(".chart").first.screenshot(path=str(ARTIFACTS / "report-link-label.png"))

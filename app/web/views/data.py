@@ -16,6 +16,7 @@ from kneepoint.app import wording as w
 from kneepoint.app.web import state, ui, uploads
 from kneepoint.app.web.uploads import md_literal
 from kneepoint.ingest.errors import ReadOnlyWarehouse, WarehouseBusy
+from kneepoint.ingest.labels import LabelError, check_label
 from kneepoint.ingest.warehouse import delete_file, relabel_file
 
 st.title("Stored files")
@@ -179,8 +180,15 @@ elif action == "Relabel":
         new_host = st.text_input("Host (empty: none)", value=row["host"] or "")
         submitted = st.form_submit_button("Relabel and rebuild", type="primary")
     if submitted:
-        if not new_disk.strip():
-            st.error("The disk label cannot be empty.")
+        try:
+            for kind, value in (("disk label", new_disk), ("host label", new_host)):
+                check_label(kind, value)
+            problem = None if new_disk.strip() else "The disk label cannot be empty."
+        except LabelError as exc:
+            # checked here, before the change: the change's own failure would quote the whole label back
+            problem = md_literal(w.capital(str(exc))) + ". Nothing was changed."
+        if problem:
+            st.error(problem)
         else:
             _change(
                 f"Relabel {row['name']} as {queries.disk_key(new_disk, new_host)}",
