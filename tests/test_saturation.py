@@ -393,6 +393,7 @@ RULE_UNIT_TESTS = {
     "unit_test.kneepoint.mart_saturation_points.saturation_rule_at_exactly_the_tolerance",
     "unit_test.kneepoint.mart_saturation_by_threads.saturation_by_threads_at_exactly_the_tolerance",
     "unit_test.kneepoint.fct_io_results.littles_law_flag_at_its_bounds",
+    "unit_test.kneepoint.mart_unit_checks.unit_check_at_its_tolerance",
 }
 
 
