@@ -109,7 +109,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         """                "Recuento de exámenes",
                 "lecturas físicas",
                 "lecturas lógicas",""",
-        # the writer-derived tests read back whatever the table says: only a real output can catch a wrong word
+        # the writer-derived tests read back whatever the table says: texts not written from it must catch it
         ("tests/parsers/test_sqlstats_languages.py", "tests/parsers/test_sqlstats.py"),
     ),
     Mutation(
