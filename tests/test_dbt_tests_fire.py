@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from kneepoint.ingest.build import run_model_tests
+from kneepoint.ingest.build import run_dbt, run_model_tests
 from tests.helpers import ROOT
 
 # test name -> the SQL that plants one bad row it must find (in a copy of the sample warehouse)
@@ -83,3 +83,58 @@ def test_the_singular_test_finds_its_planted_row(test_name: str, sample_warehous
         con.close()
     failures = run_model_tests(db, [test_name])
     assert [f.split(":")[0] for f in failures] == [test_name], failures
+
+
+# assert_io_results_in_range checks many things; each is planted on its own row of fct_io_results (the nth row), with
+# the columns it reads set so that only the condition planted holds, and must be reported for that row.
+_LATENCY_COLUMNS = tuple(f"latency_{c}_ms" for c in ("min", "avg", "max", "p50", "p95", "p99"))
+
+
+def _latencies(**ms: float) -> str:
+    return ", ".join(f"{c} = {ms.get(c.split('_')[1], 'NULL')}" for c in _LATENCY_COLUMNS)
+
+
+RANGE_PLANTS: list[tuple[str, str]] = [
+    ("read_pct = 120, operation = 'mixed'", "read_pct outside 0..100"),
+    ("read_pct = -1, operation = 'mixed'", "read_pct outside 0..100"),
+    ("threads = 0", "threads below 1"),
+    ("queue_depth = 0", "queue_depth below 1"),
+    ("iops = -1", "negative iops or throughput"),
+    ("throughput_bytes_per_s = -1", "negative iops or throughput"),
+    (_latencies() + ", latency_p999_ms = -1", "negative latency"),
+    (_latencies(avg=-1), "negative latency"),
+    ("operation = 'read', read_pct = 50", "operation does not match read_pct"),
+    ("operation = 'write', read_pct = 50", "operation does not match read_pct"),
+    (_latencies(min=2, avg=1, max=3) + ", latency_p999_ms = NULL", "latencies out of order"),
+    (_latencies(min=1, avg=3, max=2) + ", latency_p999_ms = NULL", "latencies out of order"),
+    (_latencies(min=3, max=2) + ", latency_p999_ms = NULL", "latencies out of order"),
+    (_latencies(p50=2, p95=1) + ", latency_p999_ms = NULL", "latencies out of order"),
+    (_latencies(p95=2, p99=1) + ", latency_p999_ms = NULL", "latencies out of order"),
+    (_latencies(p99=2) + ", latency_p999_ms = 1", "latencies out of order"),
+]
+
+
+def test_every_range_check_finds_its_planted_row(sample_warehouse: Path, tmp_path: Path) -> None:
+    db = tmp_path / "planted.duckdb"
+    shutil.copy(sample_warehouse, db)
+    con = duckdb.connect(str(db))
+    try:
+        ids = [r[0] for r in con.execute("SELECT io_result_id FROM fct_io_results ORDER BY rowid").fetchall()]
+        # Every other column of the planted rows as the sample has it: none of them is out of range before.
+        for n, (assignments, _) in enumerate(RANGE_PLANTS):
+            con.execute(f"UPDATE fct_io_results SET {assignments} WHERE io_result_id = ?", [ids[n]])
+        con.execute("UPDATE kneepoint_build_window SET test_scope = 'all'")  # every row, as run_model_tests
+    finally:
+        con.close()
+    run = run_dbt(db, ["test", "--select", "assert_io_results_in_range", "--store-failures"])
+    assert [f.split(":")[0] for f in run.failures] == ["assert_io_results_in_range"], run.failures
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        found = set(
+            con.execute("SELECT io_result_id, problem FROM main_dbt_test__audit.assert_io_results_in_range").fetchall()
+        )
+    finally:
+        con.close()
+    planted = {(ids[n], problem) for n, (_, problem) in enumerate(RANGE_PLANTS)}
+    assert planted - found == set()
+    assert {i for i, _ in found} == {i for i, _ in planted}  # no other row of the sample is out of range

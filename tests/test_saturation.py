@@ -37,8 +37,10 @@ CASES: dict[str, list[tuple[int, int, float]]] = {
     "dip then big rise": [(1, 1, 100.0), (1, 2, 200.0), (1, 4, 150.0), (1, 8, 260.0)],
     "dip then small rise": [(1, 1, 100.0), (1, 2, 200.0), (1, 4, 150.0), (1, 8, 215.0)],
     "flat": [(1, 1, 500.0), (1, 2, 500.0), (1, 4, 500.0)],
-    # Exactly +10% is not "more than (1 + ε) x".
-    "exactly the tolerance": [(1, 1, 200.0), (1, 2, 220.0)],
+    # Exactly +10% is not "more than (1 + ε) x": 1.1 x 40 is exactly 44 in binary floating point (1.1 x 200 is
+    # 220.00000000000003, where `<` and `<=` agree), so the boundary itself is pinned; a hair past it is not saturated.
+    "exactly the tolerance": [(1, 1, 40.0), (1, 2, 44.0)],
+    "just past the tolerance": [(1, 1, 40.0), (1, 2, 44.0001)],
     # 2 x 16 and 4 x 8 share load 32: the series keeps 4 x 8 (higher IOPS), the per-thread view both.
     "shared load": [(1, 1, 100.0), (1, 8, 500.0), (2, 16, 900.0), (4, 8, 1000.0), (4, 16, 1050.0)],
     # A threads x QD sweep whose IOPS follow outstanding I/O up to 32, then stay: both thread counts saturate
@@ -59,7 +61,8 @@ EXPECTED = {
     "dip then big rise": (False, None, None, 4, 4, 1, 8),
     "dip then small rise": (True, 2, 200.0, 4, 4, 1, 8),
     "flat": (True, 1, 500.0, 3, 3, 1, 4),
-    "exactly the tolerance": (True, 1, 200.0, 2, 2, 1, 2),
+    "exactly the tolerance": (True, 1, 40.0, 2, 2, 1, 2),
+    "just past the tolerance": (False, None, None, 2, 2, 1, 2),
     "shared load": (True, 32, 1000.0, 4, 5, 1, 64),
     "threads sweep": (True, 32, 3200.0, 8, 14, 2, 256),
     "littles law off": (True, 2, 1500.0, 3, 3, 1, 4),
@@ -383,3 +386,21 @@ def test_singular_tests_catch_a_wrong_saturation_point(cases_db: Path, tmp_path:
     failures = run_model_tests(db, ["assert_saturation_rule_holds", "assert_saturation_point_is_a_measured_load"])
     failed = sorted(f.split(":")[0] for f in failures)
     assert failed == ["assert_saturation_point_is_a_measured_load", "assert_saturation_rule_holds"]
+
+
+# The rules pinned at their edges by dbt unit tests (models/marts/_unit_tests.yml): given rows, expected rows.
+RULE_UNIT_TESTS = {
+    "unit_test.kneepoint.mart_saturation_points.saturation_rule_at_exactly_the_tolerance",
+    "unit_test.kneepoint.mart_saturation_by_threads.saturation_by_threads_at_exactly_the_tolerance",
+    "unit_test.kneepoint.fct_io_results.littles_law_flag_at_its_bounds",
+    "unit_test.kneepoint.mart_unit_checks.unit_check_at_its_tolerance",
+}
+
+
+def test_kneepoint_build_runs_the_rules_unit_tests(cases_db: Path, tmp_path: Path) -> None:
+    # `kneepoint build` (every test) runs them, and they pass; a change build runs only change_guard tests.
+    db = tmp_path / "built.duckdb"
+    shutil.copy(cases_db, db)
+    result = build_models(db, all_tests=True)
+    assert result.success, "\n".join(result.failures)
+    assert set(result.node_seconds) >= RULE_UNIT_TESTS, sorted(k for k in result.node_seconds if "unit" in k)

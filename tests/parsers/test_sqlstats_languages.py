@@ -18,6 +18,7 @@ from kneepoint.ingest.formats import sqlstats
 from kneepoint.ingest.records import QueryIoRecord, QueryTimeRecord
 from kneepoint.ingest.synth import sqlstats as writer
 from kneepoint.ingest.textio import decode
+from tests.helpers import corpus_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sqlstats"
 
@@ -198,8 +199,39 @@ def test_every_fixture_is_detected_from_its_content(path):
 
 
 # ------------------------------------------------------------------------------------ derived from the vocabulary
-# No real output was found for these texts (LANGUAGES in the parser's docstring): the inputs are the writer's, from
-# the vocabulary table. They check the reading, not the words.
+# The inputs below are the writer's, from the parser's own vocabulary table: they check the reading, not the words.
+# Where a capture holds the table line the writer prints for a (language, layout), the test above reads that file;
+# the others are still self-derived (no real output found; LANGUAGES in the parser's docstring), and their test ids
+# end in "self-derived". A layout: "2019+" (page-server columns), "2008-2016" (LOB columns), None (SQL 2000).
+CAPTURED_TABLE_LINES = {
+    ("en", "2008-2016"): ("corpus", "jorriss-sampleoutput-en.txt"),
+    ("en", "2019+"): ("fixture", "en-2019-azure-data-studio-comments.sql"),
+    ("de", "2019+"): ("corpus", "ppedv-de-2019-format-in-tsql-comments-cp1252.sql"),
+    ("es", "2008-2016"): ("corpus", "jorriss-sampleoutput-es.txt"),
+    ("it", "2019+"): ("corpus", "jorriss-sampleoutput-it.txt"),
+    ("pt", "2008-2016"): ("fixture", "pt-br-2008-in-block-comments.sql"),
+    ("ru", "2008-2016"): ("fixture", "ru-2016-output-in-block-comment.sql"),
+    ("ko", "2008-2016"): ("fixture", "ko-2008-and-2000-in-comments.sql"),
+    ("zh-Hans", "2008-2016"): ("fixture", "zh-hans-2005-and-2000-notes.txt"),
+    ("zh-Hant", "2019+"): ("fixture", "zh-hant-2022-columnstore-in-comments.sql"),
+}
+# Where each error header's words come from (LANGUAGES): a capture, Microsoft's docs in that language, else nothing
+# (self-derived).
+ERROR_HEADER_SOURCES = {"en": "captured", "de": "captured", "es": "captured", "it": "captured", "ru": "captured"}
+ERROR_HEADER_SOURCES["fr"] = "docs"
+
+
+def _derived(language: str, version: str | None) -> str:
+    return f"{language}-{version}-" + ("captured" if (language, version) in CAPTURED_TABLE_LINES else "self-derived")
+
+
+@pytest.mark.parametrize(("language", "version"), sorted(CAPTURED_TABLE_LINES))
+def test_each_captured_layout_is_in_its_real_file(language, version):
+    # The claim above, checked: the named file holds table lines of that language and layout, read as such.
+    where, name = CAPTURED_TABLE_LINES[(language, version)]
+    path = corpus_file("sqlstats", name) if where == "corpus" else FIXTURES / name
+    parsed = formats.parse_bytes(path.read_bytes(), name)
+    assert (language, version) in {(r.language, r.tool_version) for r in ios(parsed) if r.segment_reads is None}
 
 
 def vocabulary_text(language: str, version: str | None) -> str:
@@ -211,8 +243,14 @@ def vocabulary_text(language: str, version: str | None) -> str:
     return writer.write(records, language=language, tool_version=version, rows_affected={0: 42})
 
 
-@pytest.mark.parametrize("language", sorted(sqlstats.VOCABULARIES))
-@pytest.mark.parametrize("version", ["2019+", "2008-2016", None])
+@pytest.mark.parametrize(
+    ("language", "version"),
+    [
+        pytest.param(language, version, id=_derived(language, version))
+        for language in sorted(sqlstats.VOCABULARIES)
+        for version in ("2019+", "2008-2016", None)
+    ],
+)
 def test_every_vocabulary_reads_back_what_its_writer_prints(language, version):
     records = sqlstats.parse(vocabulary_text(language, version))
     (io,) = [r for r in records if isinstance(r, QueryIoRecord)]
@@ -224,7 +262,13 @@ def test_every_vocabulary_reads_back_what_its_writer_prints(language, version):
     ]
 
 
-@pytest.mark.parametrize("language", sorted(sqlstats.VOCABULARIES))
+@pytest.mark.parametrize(
+    "language",
+    [
+        pytest.param(code, id=f"{code}-{ERROR_HEADER_SOURCES.get(code, 'self-derived')}")
+        for code in sorted(sqlstats.VOCABULARIES)
+    ],
+)
 def test_every_vocabularys_error_header_fails_its_statement(language):
     records = [QueryTimeRecord(0, 1, "compile", 0.0, 0.0, error_number=8134)]
     records.append(QueryTimeRecord(0, 1, "execution", 0.0, 1.0, error_number=8134))
@@ -233,7 +277,8 @@ def test_every_vocabularys_error_header_fails_its_statement(language):
 
 
 def test_vocabulary_forms_with_the_name_first_and_older_wordings():
-    # German 2012-2017 `Tabelle 'X'. Scananzahl ...` (no capture), Korean 2019+ and Japanese (no capture at all).
+    # Both self-derived: German 2012-2017 `Tabelle 'X'. Scananzahl ...` (no capture; the 2019+ and pre-2012 forms
+    # are captured) and Japanese (no capture at all; the labels are Microsoft's Japanese docs').
     lines = [
         "Tabelle 'Kunden'. Scananzahl 3, logische Lesevorgänge 120, physische Lesevorgänge 0, "
         "Read-Ahead-Lesevorgänge 0, logische LOB-Lesevorgänge 0, physische LOB-Lesevorgänge 0, "
