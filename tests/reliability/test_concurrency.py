@@ -157,7 +157,9 @@ def test_four_sessions_store_at_once_in_one_app_process(tmp_path):
     assert not failures, failures
     for i, outcome in outcomes.items():
         assert len(outcome.added) == files and not outcome.errors, (i, outcome.report.outcomes)
-        assert outcome.build is not None and outcome.build.success, (i, outcome.build)
+        # no build of its own where another session's build, started after this one's files committed, took them
+        assert outcome.build is None or outcome.build.success, (i, outcome.build)
+    assert any(outcome.build is not None for outcome in outcomes.values())
 
     stored, contents, _ = rows_per_file(db)
     assert stored == expected_by_file_id([p for batch in batches for p in batch])
