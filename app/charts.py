@@ -413,26 +413,33 @@ def curve_figure(
 
 
 def _add_usl(fig: go.Figure, row: Mapping[str, Any], color: str, disk_key: str) -> None:
-    """The mart's USL fit drawn over the tested range (evaluating the fitted formula, not fitting)."""
+    """The mart's USL fit drawn over the tested range (evaluating the fitted formula, not fitting): outstanding I/O
+    spaced on a log scale, as the IOPS chart's x axis usually is."""
     lo, hi = float(row["min_outstanding_io"]), float(row["max_outstanding_io"])
-    steps = 96
-    xs = [lo * (hi / lo) ** (i / steps) for i in range(steps + 1)] if hi > lo else [lo]
+    xs = [lo * (hi / lo) ** (i / USL_STEPS) for i in range(USL_STEPS + 1)] if hi > lo else [lo]
     ys = [usl_iops(x, row["usl_lambda_iops"], row["usl_sigma"], row["usl_kappa"]) for x in xs]
-    sentence = esc(w.usl_sentence(row))
-    fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines",
-            name=esc(f"{disk_key}: USL model"),
-            legendgroup=esc(disk_key),
-            line={"color": color, "width": 1.5, "dash": "dash"},
-            hovertext=[
-                f"<b>{esc(disk_key)}: USL model</b><br>{w.fmt_iops(y)} IOPS at {w.plain(x)} outstanding<br>{sentence}"
-                for x, y in zip(xs, ys, strict=True)
-            ],
-            hovertemplate="%{hovertext}<extra></extra>",
-        )
+    said = [f"{w.fmt_iops(y)} IOPS at {w.plain(x)} outstanding" for x, y in zip(xs, ys, strict=True)]
+    fig.add_trace(_usl_trace(xs, ys, said, disk_key, color, w.usl_sentence(row)))
+
+
+USL_STEPS = 96  # points of a drawn USL curve
+
+
+def _usl_trace(
+    xs: Sequence[float], ys: Sequence[float], said: Sequence[str], name: str, color: str, sentence: str
+) -> go.Scatter:
+    """A fitted USL curve as a dashed line in its series' colour; `said`: each point's figures in words (plain
+    text), `sentence`: what the fit says (wording's USL sentences)."""
+    head = f"<b>{esc(name)}: USL model</b><br>"
+    return go.Scatter(
+        x=list(xs),
+        y=list(ys),
+        mode="lines",
+        name=esc(f"{name}: USL model"),
+        legendgroup=esc(name),
+        line={"color": color, "width": 1.5, "dash": "dash"},
+        hovertext=[f"{head}{esc(text)}<br>{esc(sentence)}" for text in said],
+        hovertemplate="%{hovertext}<extra></extra>",
     )
 
 
@@ -1411,25 +1418,10 @@ def load_curve_figure(
 
 
 def _add_load_usl(fig: go.Figure, row: Mapping[str, Any], color: str, name: str, unit: str | None) -> None:
-    """The mart's USL fit of a load series drawn over its tested range (evaluating the fitted formula)."""
+    """The mart's USL fit of a load series drawn over its tested range (evaluating the fitted formula): loads
+    spaced evenly, as the load chart's x axis is linear."""
     lo, hi = float(row["min_load"]), float(row["max_load"])
-    steps = 96
-    xs = [lo + (hi - lo) * i / steps for i in range(steps + 1)] if hi > lo else [lo]
+    xs = [lo + (hi - lo) * i / USL_STEPS for i in range(USL_STEPS + 1)] if hi > lo else [lo]
     ys = [w.per_s_in_unit(usl_iops(x, row["usl_lambda_per_s"], row["usl_sigma"], row["usl_kappa"]), unit) for x in xs]
-    sentence = esc(w.load_usl_sentence(row))
-    fig.add_trace(
-        go.Scatter(
-            x=xs,
-            y=ys,
-            mode="lines",
-            name=esc(f"{name}: USL model"),
-            legendgroup=esc(name),
-            line={"color": color, "width": 1.5, "dash": "dash"},
-            hovertext=[
-                f"<b>{esc(name)}: USL model</b><br>{esc(w.fmt_load_throughput(y, unit))} at {w.plain(x)} "
-                f"{esc(row['load_kind'])}<br>{sentence}"
-                for x, y in zip(xs, ys, strict=True)
-            ],
-            hovertemplate="%{hovertext}<extra></extra>",
-        )
-    )
+    said = [f"{w.fmt_load_throughput(y, unit)} at {w.plain(x)} {row['load_kind']}" for x, y in zip(xs, ys, strict=True)]
+    fig.add_trace(_usl_trace(xs, ys, said, name, color, w.load_usl_sentence(row)))
