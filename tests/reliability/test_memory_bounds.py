@@ -1,0 +1,110 @@
+"""Memory stays bounded by what a command holds on purpose, whatever the input makes of itself: a bundle member or
+manifest that inflates to gigabytes is refused with a clear message after reading at most its declared size, and an
+ingest of many large inputs holds one of them at a time. Peak memory is measured in a child process
+(`_max_rss_mb_of`), never timed.
+
+The zip bombs are made at test time and stay small on disk: a deflate stream of N MiB of zeros is one 1 MiB block
+compressed once and repeated (after a full flush each block compresses alike), so 2 GiB cost ~2 MB and no time."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+from kneepoint.ingest.sources import MiB
+from tests.reliability.test_hostile_input import _max_rss_mb_of
+
+# What a command may take beyond the input it holds: the interpreter, DuckDB, Arrow and the parsers (the CLI's
+# peak on a 126 KB file is ~190 MB), plus working room. The issue's target: under 2x the largest input + 300 MB.
+MARGIN_MB = 300
+
+
+def deflated_zeros(mib: int) -> bytes:
+    """A raw deflate stream that inflates to `mib` MiB of zeros (~1 KB per MiB)."""
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = c.compress(bytes(MiB)) + c.flush(zlib.Z_FULL_FLUSH)
+    return block * mib + c.flush()
+
+
+def raw_zip(entries: list[tuple[str, bytes, int, int]]) -> bytes:
+    """A zip written by hand: (name, deflated bytes, crc32, declared uncompressed size) per entry, so that a header
+    may declare what the stream does not hold."""
+    out = bytearray()
+    central = bytearray()
+    for name, data, crc, size in entries:
+        encoded = name.encode()
+        offset = len(out)
+        fields = (20, 0, zlib.DEFLATED, 0, 0x21, crc, len(data), size, len(encoded))
+        out += b"PK\x03\x04" + struct.pack("<HHHHHIIIHH", *fields, 0) + encoded + data
+        central += b"PK\x01\x02" + struct.pack("<HHHHHHIIIHHHHHII", 20, *fields, 0, 0, 0, 0, 0, offset) + encoded
+    end = struct.pack("<HHHHIIH", 0, 0, len(entries), len(entries), len(central), len(out), 0)
+    return bytes(out + central + b"PK\x05\x06" + end)
+
+
+def _stored(name: str, data: bytes) -> tuple[str, bytes, int, int]:
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return name, c.compress(data) + c.flush(), zlib.crc32(data), len(data)
+
+
+def _manifest(member: str) -> bytes:
+    table = Path(member).stem
+    return json.dumps(
+        {
+            "format": "kneepoint-bundle",
+            "bundle_version": 1,
+            "tables": {member: {"table": table, "layer": "raw", "rows": 1, "sha256": "0" * 64}},
+        }
+    ).encode()
+
+
+def _import(tmp_path: Path, bundle: bytes) -> tuple[str, float, Path]:
+    """`kneepoint import` of `bundle`: its messages, peak memory (MB), and the warehouse it was to go into."""
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(bundle)
+    db = tmp_path / "vendor.duckdb"
+    proc, rss_mb = _max_rss_mb_of(["--db", str(db), "import", str(path)])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr, rss_mb, db
+
+
+BOMB_MIB = 2048
+MEMBER = "raw/raw_io_records.parquet"
+
+
+def test_a_bundle_member_declaring_2_gib_is_refused_before_it_is_inflated(tmp_path):
+    bomb = deflated_zeros(BOMB_MIB)
+    crc = 0  # never read: refused on its declared size
+    bundle = raw_zip([_stored("manifest.json", _manifest(MEMBER)), (MEMBER, bomb, crc, BOMB_MIB * MiB)])
+    assert len(bundle) < 4 * MiB
+    said, rss_mb, db = _import(tmp_path, bundle)
+    assert (
+        f"bundle.zip: the raw tables expand to {BOMB_MIB} MB, past the limit of 1024 MB (KNEEPOINT_MAX_ZIP_MB)" in said
+    )
+    assert rss_mb < 2 * len(bundle) / MiB + MARGIN_MB, rss_mb
+    assert not db.exists()
+
+
+def test_a_bundle_member_lying_about_its_size_inflates_no_further_than_it_declares(tmp_path):
+    """Its headers declare 1 MiB (a ratio within the limit) while the stream inflates to 2 GiB: read up to the
+    declared size, then refused as damaged (its checksum cannot match), memory bounded."""
+    bomb = deflated_zeros(BOMB_MIB)
+    bundle = raw_zip([_stored("manifest.json", _manifest(MEMBER)), (MEMBER, bomb, 0, MiB)])
+    said, rss_mb, db = _import(tmp_path, bundle)
+    assert f"bundle.zip: {MEMBER} is damaged" in said
+    assert rss_mb < 2 * len(bundle) / MiB + MARGIN_MB, rss_mb
+    assert not db.exists()
+
+
+def test_a_1_gb_manifest_is_refused_before_it_is_read(tmp_path):
+    manifest = deflated_zeros(1024)
+    for declared, message in (
+        (1024 * MiB, "manifest.json is 1024 MB, past the limit of 64 MB"),
+        (MiB, "manifest.json is damaged"),
+    ):
+        bundle = raw_zip([("manifest.json", manifest, 0, declared)])
+        said, rss_mb, db = _import(tmp_path, bundle)
+        assert f"bundle.zip: {message}" in said, declared
+        assert rss_mb < 2 * len(bundle) / MiB + MARGIN_MB, (declared, rss_mb)
+        assert not db.exists()
