@@ -370,3 +370,25 @@ def test_a_bundle_that_is_not_anonymized_but_lacks_the_original_bytes_is_refused
     assert not result.added and len(result.errors) == len(manifest["files"])
     assert all(e.endswith("not imported: the bundle lacks its original bytes") for e in result.errors)
     assert not _stored_ids(db)
+
+
+def test_a_file_whose_id_is_not_its_sha256s_is_not_imported(source: Path, tmp_path: Path, sample_fio):
+    """A file id is its sha256's first 16 hex digits (ingest/warehouse.py prepare_file): one renamed in every raw
+    table, its sha256 and bytes left genuine, is refused; the genuine file goes in afterwards under its own id."""
+    laptop = tmp_path / "laptop.duckdb"
+    shutil.copy(source, laptop)
+    con = duckdb.connect(str(laptop))
+    try:
+        (victim, file_id) = con.execute(
+            "SELECT name, file_id FROM raw_files WHERE name = ?", [sample_fio[0].name]
+        ).fetchone()
+        for table in RAW_TABLES:
+            con.execute(f"UPDATE {table} SET file_id = '0123456789abcdef' WHERE file_id = ?", [file_id])
+    finally:
+        con.close()
+    db = tmp_path / "team.duckdb"
+    result = import_bundle(db, laptop, build=False)
+    assert result.errors == [f"{victim}: not imported: its file id does not match its sha256"]
+    assert "0123456789abcdef" not in _stored_ids(db)
+    assert main(["--db", str(db), "ingest", str(sample_fio[0]), "--disk", "genuine"]) == 0
+    assert file_id in _stored_ids(db)
