@@ -422,10 +422,12 @@ def _prepared(
         for chunk in _chunks(items):
             t = time.perf_counter()
             files = [(i.name, i.data) for i in chunk if isinstance(i, InputFile)]
+            stand_ins = _stand_ins(chunk)
+            del chunk  # the bytes live in `files`, then in the prepared rows, never twice
             prepared = _unpack(_prepare_chunk(files, labels))
             del files
             report.timings["parse_s"] += time.perf_counter() - t
-            yield from _in_order(_stand_ins(chunk), prepared)
+            yield from _in_order(stand_ins, prepared)
         return
     # Chunks of files go to the workers, at most WINDOW_PER_WORKER chunks per worker and WINDOW_BYTES in flight.
     pending: deque[tuple[list[InputError | str], int, Future[_Chunk]]] = deque()
@@ -459,6 +461,7 @@ def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile 
     for item in items:
         chunk.append(item)
         size += len(item.data) if isinstance(item, InputFile) else 0
+        del item  # else it holds this input's bytes while the next one is read
         if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
             yield chunk
             chunk, size = [], 0

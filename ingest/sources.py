@@ -172,6 +172,7 @@ def _zip_entries(name: str, zf: zipfile.ZipFile, limits: Limits) -> Iterator[Inp
             yield InputError(label, "zip inside a zip: unpack it first")
             continue
         yield InputFile(label, content)
+        del content  # else it holds this entry's bytes while the next one is inflated
 
 
 def _zip_error(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ import pytest
 
 from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.bundle import BundleError, import_bundle, mart_names, read_bundle
+from kneepoint.ingest.warehouse import RAW_TABLES
 
 # Marts of observed production load, which the sample data has none of (tests/test_observed.py bundles them).
 OBSERVED_MARTS = {
@@ -289,3 +290,105 @@ def test_labels_past_their_limits_in_a_bundle_are_refused_per_file(bundle: Path,
     result = import_bundle(tmp_path / "vendor.duckdb", lying)
     assert len(result.errors) == 1 and "the disk label is 130,000 characters long" in result.errors[0]
     assert len(result.added) == len(rows) - 1
+
+
+def _forge_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
+    """The file's sha256 (and so its id, in every raw table) replaced by another: what a forger who changes the
+    bytes' hash but not the bytes does. Returns the forged sha256."""
+    forged = hashlib.sha256(b"not these bytes").hexdigest()
+    for table in RAW_TABLES:
+        con.execute(f"UPDATE {table} SET file_id = ? WHERE file_id = ?", [forged[:16], file_id])
+    con.execute("UPDATE raw_files SET sha256 = ? WHERE file_id = ?", [forged, forged[:16]])
+    return forged
+
+
+def _stored_ids(db: Path) -> set[str]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return {r[0] for t in RAW_TABLES for r in con.execute(f"SELECT DISTINCT file_id FROM {t}").fetchall()}
+    finally:
+        con.close()
+
+
+def test_a_warehouse_file_with_a_forged_sha256_or_mart_imports_only_what_its_bytes_prove(
+    source: Path, tmp_path: Path, sample_fio
+):
+    """`kneepoint import` of a whole DuckDB warehouse file checks every file as a bundle's: a file whose sha256 and
+    id were forged is refused (nothing of it stored), and a forged mart is never loaded (the marts are rebuilt from
+    the raw rows); the genuine file can be ingested afterwards."""
+    laptop = tmp_path / "laptop.duckdb"
+    shutil.copy(source, laptop)
+    con = duckdb.connect(str(laptop))
+    try:
+        (victim, file_id) = con.execute(
+            "SELECT name, file_id FROM raw_files WHERE name = ?", [sample_fio[0].name]
+        ).fetchone()
+        forged = _forge_file_id(con, file_id)
+        con.execute("UPDATE fct_io_results SET disk = 'forged mart'")
+        files = con.execute("SELECT count(*) FROM raw_files").fetchone()[0]
+    finally:
+        con.close()
+    db = tmp_path / "team.duckdb"
+    result = import_bundle(db, laptop)
+    assert result.errors == [f"{victim}: not imported: its bytes do not match its sha256 (changed after export?)"]
+    assert len(result.added) == files - 1 and not result.build_failures
+    assert forged[:16] not in _stored_ids(db) and file_id not in _stored_ids(db)
+    only_source, only_imported, _, _ = _differences(source, db, "fct_io_results")
+    assert only_imported == 0 and only_source > 0  # the victim's rows are missing, nothing forged is there
+    assert main(["--db", str(db), "ingest", str(sample_fio[0]), "--disk", "genuine"]) == 0
+    assert file_id in _stored_ids(db)
+
+
+def test_a_forged_mart_in_a_bundle_is_never_loaded(source: Path, bundle: Path, tmp_path: Path):
+    with zipfile.ZipFile(bundle) as zf:
+        table = pq.read_table(io.BytesIO(zf.read("marts/fct_io_results.parquet")))
+    forged = table.set_column(table.schema.get_field_index("disk"), "disk", pa.array(["forged"] * table.num_rows))
+    buf = io.BytesIO()
+    pq.write_table(forged, buf)
+    lying = _rewritten(bundle, tmp_path / "forged-mart.zip", {"marts/fct_io_results.parquet": buf.getvalue()})
+    db = tmp_path / "vendor.duckdb"
+    result = import_bundle(db, lying)
+    assert not result.errors and not result.build_failures
+    assert _differences(source, db, "fct_io_results")[:2] == (0, 0)
+
+
+def test_a_bundle_that_is_not_anonymized_but_lacks_the_original_bytes_is_refused(bundle: Path, tmp_path: Path):
+    """Without the bytes nothing proves a file's sha256: a bundle that says it carries them and does not (its
+    raw_file_contents taken out, the manifest to match) imports nothing."""
+    contents = "raw/raw_file_contents.parquet"
+    with zipfile.ZipFile(bundle) as src:
+        manifest = json.loads(src.read("manifest.json"))
+        members = {i.filename: src.read(i) for i in src.infolist() if i.filename not in (contents, "manifest.json")}
+    del manifest["tables"][contents]
+    assert manifest["anonymized"] is False
+    out = tmp_path / "no-bytes.zip"
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as dst:
+        for name, data in {**members, "manifest.json": json.dumps(manifest).encode()}.items():
+            dst.writestr(name, data)
+    db = tmp_path / "vendor.duckdb"
+    result = import_bundle(db, out, build=False)
+    assert not result.added and len(result.errors) == len(manifest["files"])
+    assert all(e.endswith("not imported: the bundle lacks its original bytes") for e in result.errors)
+    assert not _stored_ids(db)
+
+
+def test_a_file_whose_id_is_not_its_sha256s_is_not_imported(source: Path, tmp_path: Path, sample_fio):
+    """A file id is its sha256's first 16 hex digits (ingest/warehouse.py prepare_file): one renamed in every raw
+    table, its sha256 and bytes left genuine, is refused; the genuine file goes in afterwards under its own id."""
+    laptop = tmp_path / "laptop.duckdb"
+    shutil.copy(source, laptop)
+    con = duckdb.connect(str(laptop))
+    try:
+        (victim, file_id) = con.execute(
+            "SELECT name, file_id FROM raw_files WHERE name = ?", [sample_fio[0].name]
+        ).fetchone()
+        for table in RAW_TABLES:
+            con.execute(f"UPDATE {table} SET file_id = '0123456789abcdef' WHERE file_id = ?", [file_id])
+    finally:
+        con.close()
+    db = tmp_path / "team.duckdb"
+    result = import_bundle(db, laptop, build=False)
+    assert result.errors == [f"{victim}: not imported: its file id does not match its sha256"]
+    assert "0123456789abcdef" not in _stored_ids(db)
+    assert main(["--db", str(db), "ingest", str(sample_fio[0]), "--disk", "genuine"]) == 0
+    assert file_id in _stored_ids(db)

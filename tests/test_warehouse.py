@@ -626,3 +626,20 @@ def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
     report = ingest_inputs(tmp_path / "w.duckdb", iter_paths(paths), disk="d", build=False, workers=2)
     assert [o.status for o in report.outcomes] == ["added"] * 20
     assert sys.modules["__main__"] is page
+
+
+def test_stored_bytes_come_back_whole_large_files_among_small_ones(tmp_path: Path):
+    """Large files go to Arrow without a copy (warehouse.ZERO_COPY_BYTES), small ones copied into one chunk: in
+    one batch, in any order, every file's stored bytes are its own."""
+    sqlio = (SAMPLE / "sqlio" / "synthetic-p10-sweep.txt").read_bytes()
+    sizes = [0, 2 * warehouse.ZERO_COPY_BYTES, 10, warehouse.ZERO_COPY_BYTES, 3 * warehouse.ZERO_COPY_BYTES, 1]
+    inputs = [InputFile(f"f{i}.txt", sqlio + b"\n" + b" " * pad) for i, pad in enumerate(sizes)]
+    db = tmp_path / "w.duckdb"
+    report = ingest_inputs(db, inputs, disk="d", build=False)
+    assert len(report.added) == len(inputs)
+    con = connect(db, read_only=True)
+    try:
+        for item, outcome in zip(inputs, report.outcomes, strict=True):
+            assert warehouse.file_content(con, outcome.file_id) == (item.name, item.data)
+    finally:
+        con.close()

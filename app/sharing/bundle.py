@@ -228,8 +228,7 @@ def _unpack(path: Path, folder: Path, limits: Limits) -> _Bundle:
                 f"{path.name}: bundle version {manifest.get('bundle_version')!r}; this kneepoint "
                 f"({__version__}) reads version {BUNDLE_VERSION}"
             )
-        raw: dict[str, Path] = {}
-        total = 0
+        listed: dict[str, str] = {}  # member -> raw table
         for member, entry in (manifest.get("tables") or {}).items():
             if not isinstance(entry, dict) or entry.get("layer") != "raw":
                 continue
@@ -238,13 +237,19 @@ def _unpack(path: Path, folder: Path, limits: Limits) -> _Bundle:
                 raise BundleError(f"{path.name}: {member} is not a raw table this kneepoint knows")
             if member not in members:
                 raise BundleError(f"{path.name}: {member} is listed in the manifest but missing")
+            listed[member] = table
+        # Refused on the declared sizes before anything is unpacked (the sum of what is read is checked too).
+        declared = sum(members[m].file_size for m in listed)
+        if declared > limits.max_zip_total_bytes:
+            raise BundleError(f"{path.name}: the raw tables expand to {declared / MiB:.0f} MB, {_past_total(limits)}")
+        raw: dict[str, Path] = {}
+        total = 0
+        for member, table in listed.items():
+            entry = manifest["tables"][member]
             out = folder / f"{table}.parquet"
             total += _unpack_member(zf, members[member], out, entry.get("sha256"), path, limits)
             if total > limits.max_zip_total_bytes:
-                raise BundleError(
-                    f"{path.name}: the raw tables expand past {limits.max_zip_total_bytes / MiB:.0f} MB "
-                    "(KNEEPOINT_MAX_ZIP_MB)"
-                )
+                raise BundleError(f"{path.name}: the raw tables expand {_past_total(limits)}")
             try:
                 pq.read_metadata(out)
             except (pa.ArrowException, OSError) as exc:
@@ -255,9 +260,15 @@ def _unpack(path: Path, folder: Path, limits: Limits) -> _Bundle:
     return _Bundle(manifest, raw)
 
 
+def _past_total(limits: Limits) -> str:
+    return f"past the limit of {limits.max_zip_total_bytes / MiB:.0f} MB (KNEEPOINT_MAX_ZIP_MB)"
+
+
 def _check_member(info: zipfile.ZipInfo, path: Path, max_bytes: int, limits: Limits) -> None:
     if info.file_size > max_bytes:
-        raise BundleError(f"{path.name}: {info.filename} is {info.file_size / MiB:.0f} MB, past the limit")
+        raise BundleError(
+            f"{path.name}: {info.filename} is {info.file_size / MiB:.0f} MB, past the limit of {max_bytes / MiB:.0f} MB"
+        )
     if info.compress_size and info.file_size / info.compress_size > limits.max_zip_ratio:
         raise BundleError(
             f"{path.name}: {info.filename}: compression ratio {info.file_size / info.compress_size:.0f}:1 past the "
@@ -384,6 +395,8 @@ def _import_files(
     tables = [t for t in RAW_TABLES if t in columns]
     for file_id, name, sha256, disk, host, tags, notes, *content in files:
         entry = {**entries.get(file_id, {}), "file_id": file_id, "name": name, "disk": disk}
+        if not has_contents and not result.anonymized:
+            content = [False, False]  # no bytes to prove the sha256 by: only an anonymized bundle goes without
         problem = _file_problem(file_id, sha256, disk, host, tags, notes, content, result.anonymized)
         if problem is not None:
             result.errors.append(f"{name}: not imported: {problem}")

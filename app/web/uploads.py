@@ -31,13 +31,38 @@ from kneepoint.ingest.warehouse import Connection, Location, connect
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Upload:
+    """One uploaded file or zip entry, read again from the upload's bytes when it is needed (a mapping, the
+    store): previews of a large zip hold the upload once (Streamlit holds it anyway), never each entry's bytes
+    besides."""
+
+    name: str
+    sha256: str
+    upload_name: str
+    upload: bytes
+    index: int  # its place among the upload's items (iter_upload)
+    limits: Limits
+
+    def read(self) -> InputFile:
+        return next(_read(self.upload_name, self.upload, self.limits, {self.index}))
+
+
+def _read(name: str, data: bytes, limits: Limits, wanted: set[int]) -> Iterator[InputFile]:
+    """The upload's readable items at the `wanted` places, one at a time, in order."""
+    for i, item in enumerate(iter_upload(name, data, limits)):
+        if i in wanted and isinstance(item, InputFile):
+            yield item
+        del item
+
+
 @dataclass(slots=True)
 class Preview:
     """What one uploaded file (or zip entry) holds, or why it cannot be read."""
 
     name: str
     size_bytes: int
-    item: InputFile | None = None
+    item: Upload | None = None
     format: str | None = None
     tool_version: str | None = None
     runs: int = 0
@@ -70,29 +95,31 @@ class Preview:
 
 
 def preview_upload(name: str, data: bytes, limits: Limits | None = None) -> list[Preview]:
-    """Previews of one uploaded file: one, or one per zip entry."""
+    """Previews of one uploaded file: one, or one per zip entry (each parsed and let go before the next is read)."""
+    limits = limits or Limits()
     out = []
-    for item in iter_upload(name, data, limits or Limits()):
+    for i, item in enumerate(iter_upload(name, data, limits)):
         if isinstance(item, InputError):
             out.append(Preview(item.name, 0, error=f"{item.name}:1: {item.reason}"))
             continue
-        out.append(_preview(item))
+        out.append(_preview(item, Upload(item.name, item.sha256, name, data, i, limits)))
+        del item
     return out
 
 
-def _preview(item: InputFile, options: dict[str, str] | None = None) -> Preview:
+def _preview(item: InputFile, upload: Upload, options: dict[str, str] | None = None) -> Preview:
     """What one file reads to (with `options`: load_table's column mapping), or why it does not."""
     try:
         parsed = formats.parse_bytes(item.data, item.name, options=options)
     except (ParseError, ValueError) as exc:
-        # Kept (item) so that a column mapping can read it again; not `ok` while it has an error.
+        # Kept (upload) so that a column mapping can read it again; not `ok` while it has an error.
         columns = load_table.table_columns(decode(item.data)[0])
-        return Preview(item.name, len(item.data), item=item, error=str(exc), options=options, columns=columns or [])
+        return Preview(item.name, len(item.data), item=upload, error=str(exc), options=options, columns=columns or [])
     targets = sorted({r.target for r in parsed.records if isinstance(r, IoRecord) and r.target})
     return Preview(
         item.name,
         len(item.data),
-        item=item,
+        item=upload,
         format=parsed.format,
         tool_version=parsed.tool_version,
         runs=parsed.runs,
@@ -111,7 +138,7 @@ def remap(preview: Preview, options: dict[str, str]) -> Preview:
     if preview.item is None:
         return preview
     options = {k: v for k, v in options.items() if v}
-    return _preview(preview.item, options or None)
+    return _preview(preview.item.read(), preview.item, options or None)
 
 
 def mark_stored(previews: Iterable[Preview], stored: dict[str, tuple[str, str]]) -> None:
@@ -194,13 +221,14 @@ def store_previews(
     build fail."""
     check_labels(disk, host, tags, notes)  # LabelError before anything is stored
     # One ingest per column mapping (each file is stored with the mapping it was read with), in upload order.
-    groups: dict[tuple[tuple[str, str], ...], list[InputFile]] = {}
+    groups: dict[tuple[tuple[str, str], ...], list[Upload]] = {}
     for p in previews:
         if p.ok and p.item is not None:
             groups.setdefault(tuple(sorted((p.options or {}).items())), []).append(p.item)
     with holding_warehouse(db):
         report = IngestReport([])
-        for options, items in groups.items():
+        for options, uploaded in groups.items():
+            items = _read_all(uploaded)
             part = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, options=dict(options),
                                  build=False, progress=on_file)  # fmt: skip
             report.outcomes += part.outcomes
@@ -211,6 +239,15 @@ def store_previews(
             on_build()
         build = rebuild(db, on_build_step)
     return StoreOutcome(report, build if build.kind != "none" or not build.success else None)
+
+
+def _read_all(uploaded: list[Upload]) -> Iterator[InputFile]:
+    """The files again from their uploads, one at a time in upload order (each upload read once)."""
+    places: dict[int, tuple[Upload, set[int]]] = {}
+    for u in uploaded:
+        places.setdefault(id(u.upload), (u, set()))[1].add(u.index)
+    for u, wanted in places.values():
+        yield from _read(u.upload_name, u.upload, u.limits, wanted)
 
 
 # This process's opens and closes of the warehouse, one at a time: opening a new warehouse creates its raw layer,

@@ -1,0 +1,179 @@
+"""Memory stays bounded by what a command holds on purpose, whatever the input makes of itself: a bundle member or
+manifest that inflates to gigabytes is refused with a clear message after reading at most its declared size, and an
+ingest of many large inputs holds one of them at a time. Peak memory is measured in a child process
+(`_peak_rss_mb`), never timed.
+
+The zip bombs are made at test time and stay small on disk: a deflate stream of N MiB of zeros is one 1 MiB block
+compressed once and repeated (after a full flush each block compresses alike), so 2 GiB cost ~2 MB and no time."""
+
+from __future__ import annotations
+
+import json
+import struct
+import subprocess
+import sys
+import zipfile
+import zlib
+from pathlib import Path
+
+from kneepoint.ingest.sources import MiB
+from tests.helpers import ROOT
+from tests.reliability.conftest import KNEEPOINT
+from tests.reliability.inputs import junk_lines
+
+# What a command may take beyond the input it holds: the interpreter, DuckDB, Arrow and the parsers (the CLI's
+# peak on a 126 KB file is ~190 MB), plus working room. The issue's target: under 2x the largest input + 300 MB.
+MARGIN_MB = 300
+
+
+def _peak_rss_mb(command: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+    """Run `command` in a child; its peak resident memory, from a fresh grandparent so earlier children do not
+    count (ru_maxrss of RUSAGE_CHILDREN is the largest child ever waited for)."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(p.returncode)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *command], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
+    *stderr, rss_kib = proc.stderr.rstrip("\n").split("\n")
+    proc.stderr = "\n".join(stderr)
+    return proc, int(rss_kib) / 1024
+
+
+def deflated_zeros(mib: int) -> bytes:
+    """A raw deflate stream that inflates to `mib` MiB of zeros (~1 KB per MiB)."""
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = c.compress(bytes(MiB)) + c.flush(zlib.Z_FULL_FLUSH)
+    return block * mib + c.flush()
+
+
+def raw_zip(entries: list[tuple[str, bytes, int, int]]) -> bytes:
+    """A zip written by hand: (name, deflated bytes, crc32, declared uncompressed size) per entry, so that a header
+    may declare what the stream does not hold."""
+    out = bytearray()
+    central = bytearray()
+    for name, data, crc, size in entries:
+        encoded = name.encode()
+        offset = len(out)
+        fields = (20, 0, zlib.DEFLATED, 0, 0x21, crc, len(data), size, len(encoded))
+        out += b"PK\x03\x04" + struct.pack("<HHHHHIIIHH", *fields, 0) + encoded + data
+        central += b"PK\x01\x02" + struct.pack("<HHHHHHIIIHHHHHII", 20, *fields, 0, 0, 0, 0, 0, offset) + encoded
+    end = struct.pack("<HHHHIIH", 0, 0, len(entries), len(entries), len(central), len(out), 0)
+    return bytes(out + central + b"PK\x05\x06" + end)
+
+
+def _stored(name: str, data: bytes) -> tuple[str, bytes, int, int]:
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return name, c.compress(data) + c.flush(), zlib.crc32(data), len(data)
+
+
+def _manifest(member: str) -> bytes:
+    table = Path(member).stem
+    return json.dumps(
+        {
+            "format": "kneepoint-bundle",
+            "bundle_version": 1,
+            "tables": {member: {"table": table, "layer": "raw", "rows": 1, "sha256": "0" * 64}},
+        }
+    ).encode()
+
+
+def _import(tmp_path: Path, bundle: bytes) -> tuple[str, float, Path]:
+    """`kneepoint import` of `bundle`: its messages, peak memory (MB), and the warehouse it was to go into."""
+    path = tmp_path / "bundle.zip"
+    path.write_bytes(bundle)
+    db = tmp_path / "vendor.duckdb"
+    proc, rss_mb = _peak_rss_mb([*KNEEPOINT, "--db", str(db), "import", str(path)])
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr, rss_mb, db
+
+
+BOMB_MIB = 2048
+MEMBER = "raw/raw_io_records.parquet"
+
+
+def test_a_bundle_member_declaring_2_gib_is_refused_before_it_is_inflated(tmp_path):
+    bomb = deflated_zeros(BOMB_MIB)
+    crc = 0  # never read: refused on its declared size
+    bundle = raw_zip([_stored("manifest.json", _manifest(MEMBER)), (MEMBER, bomb, crc, BOMB_MIB * MiB)])
+    assert len(bundle) < 4 * MiB
+    said, rss_mb, db = _import(tmp_path, bundle)
+    assert (
+        f"bundle.zip: the raw tables expand to {BOMB_MIB} MB, past the limit of 1024 MB (KNEEPOINT_MAX_ZIP_MB)" in said
+    )
+    assert rss_mb < 2 * len(bundle) / MiB + MARGIN_MB, rss_mb
+    assert not db.exists()
+
+
+def test_a_bundle_member_lying_about_its_size_inflates_no_further_than_it_declares(tmp_path):
+    """Its headers declare 1 MiB (a ratio within the limit) while the stream inflates to 2 GiB: read up to the
+    declared size, then refused as damaged (its checksum cannot match), memory bounded."""
+    bomb = deflated_zeros(BOMB_MIB)
+    bundle = raw_zip([_stored("manifest.json", _manifest(MEMBER)), (MEMBER, bomb, 0, MiB)])
+    said, rss_mb, db = _import(tmp_path, bundle)
+    assert f"bundle.zip: {MEMBER} is damaged" in said
+    assert rss_mb < 2 * len(bundle) / MiB + MARGIN_MB, rss_mb
+    assert not db.exists()
+
+
+def test_a_1_gb_manifest_is_refused_before_it_is_read(tmp_path):
+    manifest = deflated_zeros(1024)
+    for declared, message in (
+        (1024 * MiB, "manifest.json is 1024 MB, past the limit of 64 MB"),
+        (MiB, "manifest.json is damaged"),
+    ):
+        bundle = raw_zip([("manifest.json", manifest, 0, declared)])
+        said, rss_mb, db = _import(tmp_path, bundle)
+        assert f"bundle.zip: {message}" in said, declared
+        assert rss_mb < 2 * len(bundle) / MiB + MARGIN_MB, (declared, rss_mb)
+        assert not db.exists()
+
+
+# Inputs that the old loader held 16 at a time (`list(islice(items, 16))` in ingest/load.py), and the app's preview
+# all at once: 16 entries of 16 MB (notes, no results: nothing is stored, so the peak is the inputs' alone) in a
+# zip of ~3 MB (deflate finds each 30 KB block again: ~90:1, within the ratio limit).
+ENTRIES = 16
+ENTRY_MB = 16
+
+
+def _notes_zip(path: Path) -> Path:
+    block = junk_lines(2000)[:30_000]
+    body = (block * (ENTRY_MB * MiB // len(block) + 1))[: ENTRY_MB * MiB]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for i in range(ENTRIES):
+            zf.writestr(f"notes-{i:02d}.txt", f"notes {i}\n".encode() + body[: -len(str(i)) - 7])
+    return path
+
+
+def _bound_mb(upload: Path) -> float:
+    """The issue's target: 2x the largest input (here an entry) + 300 MB, plus the upload itself where it is
+    held whole (the app's: Streamlit hands it over as bytes)."""
+    return 2 * ENTRY_MB + MARGIN_MB + upload.stat().st_size / MiB
+
+
+def test_an_ingest_of_many_large_inputs_holds_one_at_a_time(tmp_path):
+    upload = _notes_zip(tmp_path / "notes.zip")
+    command = [*KNEEPOINT, "--db", str(tmp_path / "w.duckdb"), "ingest", str(upload), "--disk", "d", "--no-build"]
+    proc, rss_mb = _peak_rss_mb(command)
+    assert proc.returncode == 2 and "0 file(s) added, 0 record(s); 0 already stored" in proc.stdout, proc.stdout
+    assert proc.stdout.count("no recognizable result") == ENTRIES
+    assert rss_mb < _bound_mb(upload) - upload.stat().st_size / MiB, rss_mb
+
+
+def test_the_apps_preview_of_a_large_zip_holds_one_entry_at_a_time(tmp_path):
+    upload = _notes_zip(tmp_path / "notes.zip")
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from kneepoint.app.web.uploads import preview_upload\n"
+        "previews = preview_upload('notes.zip', Path(sys.argv[1]).read_bytes())\n"
+        "print(sum(p.error is not None and 'no recognizable result' in p.error for p in previews))\n"
+    )
+    proc, rss_mb = _peak_rss_mb([sys.executable, "-c", probe, str(upload)])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(ENTRIES)
+    assert rss_mb < _bound_mb(upload), rss_mb
