@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,38 @@ from tests.postgres import pg_db, pg_url, postgres_admin  # noqa: F401 - one Pos
 
 
 @pytest.fixture(scope="session", autouse=True)
-def private_dbt_target(tmp_path_factory) -> None:
+def private_dbt_target(tmp_path_factory) -> Iterator[None]:
     """dbt writes manifests to its target folder: keep test runs off ./target and off each other."""
-    os.environ.setdefault("KNEEPOINT_DBT_TARGET", str(tmp_path_factory.mktemp("dbt-target")))
+    with pytest.MonkeyPatch.context() as mp:
+        if "KNEEPOINT_DBT_TARGET" not in os.environ:
+            mp.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path_factory.mktemp("dbt-target")))
+        yield
+
+
+# Not a test's leak: pytest's own note of the running test, what polars sets when first imported (its allocator's
+# settings), and what the product sets process-wide on purpose for a library (kaleido finds chromium by
+# BROWSER_PATH: app/sharing/images.py).
+NOT_LEAKS = {"PYTEST_CURRENT_TEST", "_RJEM_MALLOC_CONF", "BROWSER_PATH"}
+
+
+@pytest.fixture(autouse=True)
+def environment_left_as_found() -> Iterator[None]:
+    """No test leaves the environment or the current folder changed for the next (monkeypatch undoes its own before
+    this checks): a leaked KNEEPOINT_DB would steer every later command to a stale warehouse. A leak fails its test
+    and is undone, so that it fails no other."""
+    before, cwd = dict(os.environ), os.getcwd()
+    yield
+    changed = sorted(k for k in before.keys() | os.environ.keys() if before.get(k) != os.environ.get(k))
+    leaked = [k for k in changed if k not in NOT_LEAKS]
+    moved = os.getcwd()
+    for k in leaked:
+        if k in before:
+            os.environ[k] = before[k]
+        else:
+            del os.environ[k]
+    os.chdir(cwd)
+    assert not leaked, f"environment left changed: {leaked}"
+    assert moved == cwd, f"current folder left changed: {moved} (was {cwd})"
 
 
 @pytest.fixture(autouse=True)
