@@ -21,21 +21,19 @@ def private_dbt_target(tmp_path_factory) -> Iterator[None]:
         yield
 
 
-# Not a test's leak: pytest's own note of the running test, what polars sets when first imported (its allocator's
-# settings), and what the product sets process-wide on purpose for a library (kaleido finds chromium by
-# BROWSER_PATH: app/sharing/images.py).
-NOT_LEAKS = {"PYTEST_CURRENT_TEST", "_RJEM_MALLOC_CONF", "BROWSER_PATH"}
+# The variables that steer kneepoint, dbt and libpq (a leaked KNEEPOINT_DB would send every later command to a
+# stale warehouse). Libraries set others of their own when first imported (polars, streamlit): not a test's doing.
+WATCHED = ("KNEEPOINT_", "DBT_", "PG")
 
 
 @pytest.fixture(autouse=True)
 def environment_left_as_found() -> Iterator[None]:
-    """No test leaves the environment or the current folder changed for the next (monkeypatch undoes its own before
-    this checks): a leaked KNEEPOINT_DB would steer every later command to a stale warehouse. A leak fails its test
-    and is undone, so that it fails no other."""
-    before, cwd = dict(os.environ), os.getcwd()
+    """No test leaves those variables or the current folder changed for the next (monkeypatch undoes its own before
+    this checks). A leak fails its test and is undone, so that it fails no other."""
+    before, cwd = {k: v for k, v in os.environ.items() if k.startswith(WATCHED)}, os.getcwd()
     yield
-    changed = sorted(k for k in before.keys() | os.environ.keys() if before.get(k) != os.environ.get(k))
-    leaked = [k for k in changed if k not in NOT_LEAKS]
+    after = {k: v for k, v in os.environ.items() if k.startswith(WATCHED)}
+    leaked = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     moved = os.getcwd()
     for k in leaked:
         if k in before:
