@@ -41,7 +41,7 @@ CORPUS = {
 
 def wait_for_app(page) -> None:
     page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # let a rerun begin: nothing on the page tells 'not begun' from 'done'
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
 
 

@@ -42,6 +42,7 @@ class Run:
     proc: subprocess.Popen
     started: float
     lines: list[tuple[float, str]] = field(default_factory=list)
+    reader: threading.Thread | None = None
 
     @classmethod
     def start(cls, db: Path, folder: Path, files_per_batch: int = FILES_PER_BATCH) -> Run:
@@ -57,7 +58,8 @@ class Run:
             start_new_session=True,
         )
         run = cls(proc, time.monotonic())
-        threading.Thread(target=run._read, daemon=True).start()
+        run.reader = threading.Thread(target=run._read, daemon=True)
+        run.reader.start()
         return run
 
     def _read(self) -> None:
@@ -94,7 +96,10 @@ class Run:
         if leftovers:
             os.killpg(self.proc.pid, signal.SIGKILL)
         assert not leftovers, f"processes of the killed ingest still running: {leftovers}"
-        time.sleep(0.1)  # the reader thread takes the last lines
+        # every line the ingest printed is read once the pipe's last writer (it or a worker) is gone
+        assert self.reader is not None
+        self.reader.join(timeout=60)
+        assert not self.reader.is_alive(), "its output never ended"
         return True
 
     def text(self) -> str:
