@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,36 @@ from tests.postgres import pg_db, pg_url, postgres_admin  # noqa: F401 - one Pos
 
 
 @pytest.fixture(scope="session", autouse=True)
-def private_dbt_target(tmp_path_factory) -> None:
+def private_dbt_target(tmp_path_factory) -> Iterator[None]:
     """dbt writes manifests to its target folder: keep test runs off ./target and off each other."""
-    os.environ.setdefault("KNEEPOINT_DBT_TARGET", str(tmp_path_factory.mktemp("dbt-target")))
+    with pytest.MonkeyPatch.context() as mp:
+        if "KNEEPOINT_DBT_TARGET" not in os.environ:
+            mp.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path_factory.mktemp("dbt-target")))
+        yield
+
+
+# The variables that steer kneepoint, dbt and libpq (a leaked KNEEPOINT_DB would send every later command to a
+# stale warehouse). Libraries set others of their own when first imported (polars, streamlit): not a test's doing.
+WATCHED = ("KNEEPOINT_", "DBT_", "PG")
+
+
+@pytest.fixture(autouse=True)
+def environment_left_as_found() -> Iterator[None]:
+    """No test leaves those variables or the current folder changed for the next (monkeypatch undoes its own before
+    this checks). A leak fails its test and is undone, so that it fails no other."""
+    before, cwd = {k: v for k, v in os.environ.items() if k.startswith(WATCHED)}, os.getcwd()
+    yield
+    after = {k: v for k, v in os.environ.items() if k.startswith(WATCHED)}
+    leaked = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    moved = os.getcwd()
+    for k in leaked:
+        if k in before:
+            os.environ[k] = before[k]
+        else:
+            del os.environ[k]
+    os.chdir(cwd)
+    assert not leaked, f"environment left changed: {leaked}"
+    assert moved == cwd, f"current folder left changed: {moved} (was {cwd})"
 
 
 @pytest.fixture(autouse=True)

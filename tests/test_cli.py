@@ -56,6 +56,29 @@ def test_db_flag_beats_the_environment_beats_the_current_folder(three_warehouses
     assert _listed(capsys) == {"cwd"}
 
 
+def test_the_app_finds_its_warehouse_in_the_same_order(three_warehouses, monkeypatch):
+    """`kneepoint app` hands its pages the warehouse it resolved (KNEEPOINT_DB of the Streamlit process, which it
+    execs into); the pages resolve it as the command line does (queries.current_db), with no --db of their own."""
+    from kneepoint.app import queries
+
+    started: list[dict[str, str]] = []
+    monkeypatch.setattr(os, "execve", lambda _path, _argv, env: started.append(env))
+
+    def app_warehouse(*flag: str) -> Path:
+        assert main([*flag, "app", "--no-sample"]) == 0
+        with monkeypatch.context() as page_process:
+            page_process.setenv("KNEEPOINT_DB", started.pop()["KNEEPOINT_DB"])
+            return queries.current_db()
+
+    monkeypatch.setenv("KNEEPOINT_DB", str(three_warehouses["env"]))
+    assert app_warehouse("--db", str(three_warehouses["flag"])) == three_warehouses["flag"]
+    assert app_warehouse() == three_warehouses["env"]
+    monkeypatch.delenv("KNEEPOINT_DB")
+    assert app_warehouse() == three_warehouses["cwd"]
+    # and a page process started without the variable reads ./warehouse.duckdb
+    assert queries.current_db() == three_warehouses["cwd"]
+
+
 def test_the_flag_after_the_command_counts_too(three_warehouses, monkeypatch, capsys):
     capsys.readouterr()
     monkeypatch.setenv("KNEEPOINT_DB", str(three_warehouses["env"]))

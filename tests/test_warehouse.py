@@ -324,6 +324,16 @@ def test_connect_completes_the_schema_of_an_older_warehouse(tmp_path, sample_fio
         assert store_file(con, "b.json", data, sha256_of(data), parsed, disk="d").status == "duplicate"
     finally:
         con.close()
+    # and the command line ingests into it and builds the models over both files
+    assert main(["--db", str(db), "ingest", str(sample_fio[1]), "--disk", "e"]) == 0
+    con = connect(db, read_only=True)
+    try:
+        assert sorted(con.execute("SELECT file_name, disk FROM dim_files").fetchall()) == [
+            ("a.json", "d"),
+            (sample_fio[1].name, "e"),
+        ]
+    finally:
+        con.close()
 
 
 def test_a_warehouse_of_kneepoint_0_1_is_upgraded_and_built_from_its_files(tmp_path, sample_fio):

@@ -6,14 +6,18 @@ fetched from the network. Screenshots of each page go to test-artifacts/."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browsing import screenshot
-from tests.helpers import corpus_file
+from tests.helpers import ROOT, corpus_file
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +41,7 @@ CORPUS = {
 
 def wait_for_app(page) -> None:
     page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # let a rerun begin: nothing on the page tells 'not begun' from 'done'
     page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
 
 
@@ -234,7 +238,39 @@ def test_a_single_load_series_is_drawn_above_its_note(page, app_server, tmp_path
     screenshot(page, "curves-single-load")
 
 
-def test_relabel_then_delete_a_stored_file(page, app_server):
+def stored_files(db: Path) -> dict[str, str]:
+    """The disk of every stored file by its id, as `kneepoint files --json` lists them."""
+    done = subprocess.run(
+        [sys.executable, "-m", "kneepoint.app.cli", "--db", str(db), "files", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return {f["file_id"]: f"{f['disk']} @ {f['host']}" for f in json.loads(done.stdout)}
+
+
+def disk_options(page, app_server: str, typed: str) -> list[str]:
+    """The disks Compare's picker offers (its options, not the chosen chips) for what is typed into it: typing
+    filters the list, so a disk far down a long list is found too."""
+    open_page(page, f"{app_server}/compare?disk={q(P10_DISK)}")
+    picker = page.locator("[data-testid='stMultiSelect'] input").first
+    picker.click()
+    picker.fill(typed)
+    listbox = page.get_by_role("listbox", name="Disks")
+    # the disks, keyed by their index ("Select all", "Select 2 matches" have keys of their own, "No results" none),
+    # read once no disk is left that does not match
+    entries = listbox.locator("[role=option][data-key]:not([data-key^='__'])")
+    unmatched = entries.filter(has_not_text=re.compile(re.escape(typed), re.IGNORECASE))
+    expect(unmatched).to_have_count(0, timeout=10_000)
+    options = entries.all_text_contents()
+    page.keyboard.press("Escape")
+    return options
+
+
+def test_relabel_then_delete_a_stored_file(page, app_server, tmp_path):
+    db = tmp_path / "warehouse.duckdb"  # app_server's private copy of the sample warehouse
     name = "synthetic-ss-stripe-mixed-8k.xml"
     from tests.helpers import SAMPLE
 
@@ -259,6 +295,14 @@ def test_relabel_then_delete_a_stored_file(page, app_server):
     page.keyboard.press("Escape")
     assert f"{name} · Stripe B @ synthetic-sql01 · {file_id}" in listed
     assert not any(o.startswith(f"{name} · synthetic 4-disk") for o in listed)
+    # stored under the new label; the stripe's other file keeps the old one, so both disks are offered
+    files = stored_files(db)
+    assert files[file_id] == "Stripe B @ synthetic-sql01"
+    assert list(files.values()).count(STRIPE_DISK) == 1
+    assert disk_options(page, app_server, "Stripe B") == ["Stripe B @ synthetic-sql01"]
+    assert STRIPE_DISK in disk_options(page, app_server, "stripe")
+    open_page(page, f"{app_server}/data?file={file_id}")
+    page.get_by_role("button", name="Download the original file").wait_for(timeout=60_000)
 
     page.get_by_role("radio", name="Delete").click()
     wait_for_app(page)
@@ -279,9 +323,7 @@ def test_relabel_then_delete_a_stored_file(page, app_server):
     listed = page.get_by_role("option").all_text_contents()
     page.keyboard.press("Escape")
     assert listed and not any(o.startswith(name) for o in listed)  # the stored files: the deleted one is gone
-    # the disk lists: the deleted file's disk is gone from the options, not only from the chosen chips
-    open_page(page, f"{app_server}/compare?disk={q(P10_DISK)}")
-    page.locator("[data-testid='stMultiSelect']").first.click()
-    options = page.get_by_role("option").all_text_contents()
-    page.keyboard.press("Escape")
-    assert options and not any("Stripe B" in o for o in options)
+    # gone from the warehouse, the others kept; its disk gone from the picker's options, the stripe still there
+    assert sorted(stored_files(db)) == sorted(set(files) - {file_id})
+    assert not any("Stripe B" in o for o in disk_options(page, app_server, "Stripe B"))
+    assert STRIPE_DISK in disk_options(page, app_server, "stripe")

@@ -66,7 +66,7 @@ def peak_rss_mb(pid: int) -> float:
 
 def wait_idle(page, timeout_ms: int = 180_000) -> None:
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
-    page.wait_for_timeout(300)
+    page.wait_for_timeout(300)  # let a rerun begin: nothing on the page tells 'not begun' from 'done'
     page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms, polling=200
     )
@@ -177,7 +177,7 @@ async def _prepare_session(browser, url: str, path: Path, disk: str):
     label = page.get_by_role("textbox", name="Disk label (required)")
     await label.fill(disk)
     await label.press("Enter")
-    await page.wait_for_timeout(300)
+    await page.wait_for_timeout(300)  # let a rerun begin: nothing on the page tells 'not begun' from 'done'
     await page.wait_for_function(
         "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=180_000, polling=200
     )
@@ -389,8 +389,7 @@ def test_hostile_labels_and_names_are_text_on_every_page_and_in_the_report(page,
 
     # The exported report, opened from disk as a reader would.
     page.goto(injected["report"].as_uri())
-    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
-    page.wait_for_timeout(1000)
+    page.wait_for_selector("body[data-charts-done]", timeout=180_000)  # the report's script drew every chart
     _assert_inert(page, "report", dialogs)
     assert labels["disk"] in page.locator("body").inner_text()
     assert page.locator("img[src='x']").count() == 0

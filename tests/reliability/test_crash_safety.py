@@ -10,6 +10,7 @@ random moments, half while they start or store, half while they build (the figur
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -29,7 +30,7 @@ from tests.reliability.conftest import cli, kneepoint_under_test, long_only
 from tests.reliability.inputs import expected_by_file_id, write_batch
 
 SEED = 20240521
-ADDED_ID = re.compile(r"\[file ([0-9a-f]{16})\]$")
+ADDED = re.compile(r"^added +(.+?): ")  # `added    PATH: format version, runs, records [file id]`
 FILES_PER_BATCH = 4
 WORKERS = "2"
 
@@ -41,6 +42,7 @@ class Run:
     proc: subprocess.Popen
     started: float
     lines: list[tuple[float, str]] = field(default_factory=list)
+    reader: threading.Thread | None = None
 
     @classmethod
     def start(cls, db: Path, folder: Path, files_per_batch: int = FILES_PER_BATCH) -> Run:
@@ -56,7 +58,8 @@ class Run:
             start_new_session=True,
         )
         run = cls(proc, time.monotonic())
-        threading.Thread(target=run._read, daemon=True).start()
+        run.reader = threading.Thread(target=run._read, daemon=True)
+        run.reader.start()
         return run
 
     def _read(self) -> None:
@@ -69,9 +72,11 @@ class Run:
         return sum(line.startswith("added") for _, line in self.lines)
 
     @property
-    def printed_ids(self) -> set[str]:
-        """The file ids of the files printed as added (`... [file 0123abcd…]`)."""
-        return {m[1] for _, line in self.lines if line.startswith("added") and (m := ADDED_ID.search(line))}
+    def printed_sha256s(self) -> set[str]:
+        """sha256 of the input bytes of every file printed as added (read from the path the line names)."""
+        printed = [m[1] for _, line in self.lines if (m := ADDED.match(line))]
+        assert len(printed) == self.stored, self.text()
+        return {sha256_of(Path(path)) for path in printed}
 
     def wait_for(self, added: int, timeout: float = 600) -> None:
         """Until `added` files are printed as added, or the ingest has ended."""
@@ -91,7 +96,10 @@ class Run:
         if leftovers:
             os.killpg(self.proc.pid, signal.SIGKILL)
         assert not leftovers, f"processes of the killed ingest still running: {leftovers}"
-        time.sleep(0.1)  # the reader thread takes the last lines
+        # every line the ingest printed is read once the pipe's last writer (it or a worker) is gone
+        assert self.reader is not None
+        self.reader.join(timeout=60)
+        assert not self.reader.is_alive(), "its output never ended"
         return True
 
     def text(self) -> str:
@@ -127,6 +135,10 @@ class DbtProgress:
             assert proc.poll() is None, f"the build ended before {nodes} of its steps started"
             assert time.monotonic() < deadline
             time.sleep(0.01)
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _session_members(sid: int) -> list[str]:
@@ -173,15 +185,17 @@ def rows_per_file(db: Path) -> tuple[dict[str, dict[str, int]], int, list[tuple[
 
 
 def assert_whole(db: Path, expected: dict[str, dict[str, int]], printed: set[str]) -> int:
-    """Every stored file whole, every `printed` one (file ids printed as added) stored; the number stored."""
+    """Every stored file whole, every `printed` one (sha256 of the input bytes of the files printed as added)
+    stored with those bytes; the number stored."""
     stored, contents, hashes = rows_per_file(db)
-    assert contents == len(stored)
+    assert contents == len(stored) == len(hashes)
     assert all(column == of_bytes for column, of_bytes in hashes)
     for file_id, rows in stored.items():
         assert rows == expected[file_id], f"file {file_id} is partial: {rows}, whole: {expected[file_id]}"
     # A file is printed as added after its batch committed; a kill between the commit and the print leaves
-    # more stored than printed, never one printed but not stored (file ids are the first 16 hex of the sha256).
-    assert printed <= set(stored), f"printed as added but not stored: {sorted(printed - set(stored))}"
+    # more stored than printed, never one printed but not stored.
+    stored_bytes = {of_bytes for _, of_bytes in hashes}
+    assert printed <= stored_bytes, f"printed as added but not stored: {sorted(printed - stored_bytes)}"
     return len(stored)
 
 
@@ -201,7 +215,8 @@ def assert_complete(db: Path, expected: dict[str, dict[str, int]]) -> None:
 def test_kills_while_storing_and_while_building_then_a_rerun_completes(tmp_path):
     folder = tmp_path / "in"
     files = 14
-    expected = expected_by_file_id(write_batch(folder, files))
+    inputs = write_batch(folder, files)
+    expected = expected_by_file_id(inputs)
     assert len(expected) == files  # distinct bytes: no file is a duplicate of another
     db = tmp_path / "w.duckdb"
     rng = random.Random(SEED)
@@ -211,7 +226,7 @@ def test_kills_while_storing_and_while_building_then_a_rerun_completes(tmp_path)
     first.wait_for(1)
     time.sleep(rng.uniform(0.0, 0.3))
     assert first.kill(), "the ingest ended before its kill:\n" + first.text()
-    stored = assert_whole(db, expected, first.printed_ids)
+    stored = assert_whole(db, expected, first.printed_sha256s)
 
     # 2. While dbt builds: the rerun stores the rest, then builds; killed after a random number of the build's
     # models and tests (~30) have started (a `kneepoint build` when the first run had stored everything).
@@ -233,7 +248,7 @@ def test_kills_while_storing_and_while_building_then_a_rerun_completes(tmp_path)
         assert build.poll() is None, "the build ended before its kill"
         os.killpg(build.pid, signal.SIGKILL)
         build.wait(timeout=60)
-    assert assert_whole(db, expected, set(expected)) == files
+    assert assert_whole(db, expected, {sha256_of(p) for p in inputs}) == files
 
     # 3. The same command again: nothing stored twice, nothing to add. It rebuilds only if the models are behind;
     # so `kneepoint build` brings the models up to date, on what the kills left.
@@ -301,7 +316,7 @@ def test_sigkill_at_random_moments_during_200_files(tmp_path):
             if printed < files
             else "building models"
         )
-        stored = assert_whole(db, expected, run.printed_ids)
+        stored = assert_whole(db, expected, run.printed_sha256s)
         built = cli("--db", str(db), "build")
         assert built.returncode == 0, f"trial {attempt} ({phase}): {built.stdout}{built.stderr}"
         rerun = cli("--db", str(db), "ingest", str(folder), "--disk", "crash test")
