@@ -18,6 +18,7 @@ import functools
 import math
 import textwrap
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import Any
 
 import plotly.graph_objects as go
@@ -986,6 +987,9 @@ DEVICE_PALETTE = ["#ff7f0e", "#2ca02c", "#9467bd", "#17becf", "#8c564b", "#e377c
 # Marker shapes of the p50 / p95 / p99 of a device's load (the diamond stays the saturation point's).
 PERCENTILE_SYMBOLS = {"p50": "circle", "p95": "square", "p99": "triangle-up"}
 PERCENTILE_TEXT = {"p50": "bottom left", "p95": "top center", "p99": "bottom right"}
+BUSY_LABEL_APART = timedelta(hours=4)  # busy hours nearer than this share one label
+FEW_DEVICES = 3  # up to this many devices on one chart, each says its headroom on it
+LEGEND_ROW_PX = 22
 WEBGL_POINTS = 5000  # a cloud larger than this is drawn with WebGL (a week of 15 s samples is 40,000 points)
 
 
@@ -1075,6 +1079,9 @@ def production_curve_figure(
     xs = points["iops"].drop_nulls().to_list() if not points.is_empty() else []
     ys = points["latency_avg_ms"].drop_nulls().to_list() if not points.is_empty() else []
     notes = _saturation_notes(sat_rows, colors, shown)
+    # Past a few devices their sentences (said above the chart on the page and in the report) and the marks'
+    # legend entries would leave the plot no room: the marks keep their p50 / p95 / p99 text on the chart.
+    few = headroom.height <= FEW_DEVICES
     for i, r in enumerate(headroom.iter_rows(named=True)):
         label = w.device_label(r)
         color = devices.get(label, DEVICE_PALETTE[i % len(DEVICE_PALETTE)])
@@ -1114,6 +1121,7 @@ def production_curve_figure(
                     textfont={"size": 12, "color": "black"},
                     name=esc(f"{label}: p50 / p95 / p99"),
                     legendgroup=esc(label),
+                    showlegend=few,
                     marker={
                         "symbol": [PERCENTILE_SYMBOLS[m[0]] for m in marks],
                         "size": 12,
@@ -1129,7 +1137,8 @@ def production_curve_figure(
                     hovertemplate="%{hovertext}<extra></extra>",
                 )
             )
-        notes += _note_lines(color, f"{label}: {w.headroom_sentence(r)}")
+        if few:
+            notes += _note_lines(color, f"{label}: {w.headroom_sentence(r)}")
     _lightest_load_lines(fig, points, colors, min(xs, default=None))
     log_x = wants_log(xs)
     x_axis = value_axis("IOPS", xs, log=log_x)
@@ -1141,6 +1150,8 @@ def production_curve_figure(
         x_axis,
         value_axis(METRICS["latency_avg"][1], ys, log=wants_log(ys)),
         notes=notes,
+        # a legend row per device below the plot, which takes its room from the plot's height
+        height=LAYOUT["height"] + LEGEND_ROW_PX * max(0, sum(t.showlegend is not False for t in fig.data) - 4),
     )
 
 
@@ -1280,8 +1291,11 @@ def production_time_figure(
         value_axis("IOPS", iops_values, log=wants_log(iops_values)),
         height=560,
     )
+    # the log's span, not plotly's padding around the saturation line's label
+    x_range = [min(x_values), max(x_values)] if x_values else None
     fig.update_layout(
-        xaxis2={"title": x_title},
+        xaxis={"range": x_range},
+        xaxis2={"title": x_title, "range": x_range},
         yaxis2=value_axis(METRICS["latency_avg"][1], latency_values, log=wants_log(latency_values)),
     )
     return fig
@@ -1297,9 +1311,8 @@ def _mark_busy_hours(fig: go.Figure, headroom: pl.DataFrame, devices: Mapping[st
         if r["busy_hour_whole_log"] or r["busy_hour_start"] is None or r["busy_hour_end"] is None:
             continue
         hours.setdefault((r["busy_hour_start"], r["busy_hour_end"]), []).append(w.device_label(r))
-    for (start, end), labels in hours.items():
-        # named for its devices unless it is every device's
-        text = "busiest hour" if len(labels) == headroom.height else f"busiest hour of {', '.join(labels)}"
+    said: list[tuple[Any, list[str]]] = []  # the bands' labels: one per bands that touch or nearly do
+    for (start, end), labels in sorted(hours.items()):
         fig.add_vrect(
             x0=start,
             x1=end,
@@ -1310,16 +1323,23 @@ def _mark_busy_hours(fig: go.Figure, headroom: pl.DataFrame, devices: Mapping[st
             row="all",
             col=1,
         )
-        # said once, over the IOPS panel
+        # the next hours of other devices (12:00, 13:00) would write their labels over this one's
+        if said and start - said[-1][0] < BUSY_LABEL_APART:
+            said[-1][1].extend(labels)
+        else:
+            said.append((start + (end - start) / 2, list(labels)))
+    for middle, labels in said:
+        # said short over the IOPS panel; whose hour it is on hover, unless it is every device's
         fig.add_annotation(
-            x=start + (end - start) / 2,
+            x=middle,
             y=1,
             xref="x",
             yref="y domain",
-            text=esc(text),
+            text="busiest hour",
             showarrow=False,
             yanchor="bottom",
             font={"size": 11, "color": "#555"},
+            hovertext=None if len(labels) == headroom.height else esc("busiest hour of " + ", ".join(labels)),
         )
 
 

@@ -167,10 +167,11 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 
 def intervals_drawn(drawn: int, logged: int) -> str:
-    """A device's observed intervals on a chart: all of them, or of a long log each stretch's extremes."""
+    """A device's observed intervals on a chart: all of them, or of a long log how many are drawn (each stretch of
+    the log by its extremes: queries.observed_intervals)."""
     if drawn >= logged:
         return plural(drawn, "observed interval")
-    return f"{drawn:,} of {plural(logged, 'observed interval')} (each stretch of the log by its extremes)"
+    return f"{plural(logged, 'observed interval')} ({drawn:,} drawn)"
 
 
 def threads_qd(threads: int | None, queue_depth: int | None) -> str:

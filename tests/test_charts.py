@@ -447,11 +447,51 @@ def test_production_time_chart_shades_each_devices_busy_hour():
         (hour["busy_hour_start"], hour["busy_hour_end"], "y domain"),
         (hour["busy_hour_start"], hour["busy_hour_end"], "y2 domain"),
     ]
-    assert [a["text"] for a in fig["annotations"] if "busiest" in a["text"]] == [
-        "busiest hour of sql01 · PhysicalDisk(1 E:)"
+    # said short over the band, whose it is on hover
+    assert [(a["text"], a["hovertext"]) for a in fig["annotations"] if "busiest" in a["text"]] == [
+        ("busiest hour", "busiest hour of sql01 · PhysicalDisk(1 E:)")
     ]
+    # the axis spans the log, not padding around the saturation line's label
+    assert (
+        fig["xaxis"]["range"]
+        == fig["xaxis2"]["range"]
+        == [
+            min(intervals["interval_start"]),
+            max(intervals["interval_start"]),
+        ]
+    )
     # F:'s intervals are drawn though their host is written in capitals (one computer in any case)
     assert sum(1 for t in charts.production_time_figure(intervals, rows).data if t.name.endswith("F:)")) == 2
+
+
+def test_busy_hours_side_by_side_share_one_label_and_many_devices_leave_the_plot_its_room():
+    """A week of eight devices: the busy hours 12:00 and 13:00 of one day are two bands under one label (two would
+    be written over each other), a day later another label; the curve's notes and legend leave out what the
+    sentences above the chart say, so the plot keeps its height."""
+    from datetime import datetime, timedelta
+
+    def at(day: int, hour: int) -> dict:
+        start = datetime(2026, 11, day, hour)
+        return {"busy_hour_start": start, "busy_hour_end": start + timedelta(hours=1), "busy_hour_whole_log": False}
+
+    rows = pl.DataFrame(
+        [_headroom(device=f"PhysicalDisk({i} {chr(69 + i)}:)", **at(23 if i < 3 else 25, 12 + i % 2)) for i in range(8)]
+    )
+    intervals = pl.concat(
+        [_observed("sql01", r["device"], [150.0, 900.0], [4.0, 6.0]) for r in rows.iter_rows(named=True)]
+    )
+    layout = charts.production_time_figure(intervals, rows).to_plotly_json()["layout"]
+    assert len(layout["shapes"]) == 2 * 4  # four distinct hours, in both panels
+    said = [a for a in layout["annotations"] if a["text"] == "busiest hour"]
+    assert [a["hovertext"].count("PhysicalDisk") for a in said] == [3, 5]
+    curve = charts.production_curve_figure(_baseline(), _saturated("d", 16, 100_000.0, 0.16), intervals, rows)
+    assert [t.name for t in curve.data if t.showlegend is not False and "observed" in t.name][0].endswith(
+        "2 observed intervals"
+    )
+    assert not any("p50 / p95 / p99" in t.name and t.showlegend is not False for t in curve.data)
+    notes = " ".join(a.text for a in curve.layout.annotations)
+    assert "saturates at 16 outstanding" in notes and "p95 load" not in notes
+    assert curve.layout.height > charts.LAYOUT["height"]
 
 
 def test_every_tool_has_a_marker_of_its_own():
