@@ -15,6 +15,40 @@
     (a lighter load waits no less than the lightest measured); beyond every IOPS the curve reached, unknown
     (`beyond_baseline`). -#}
 
+{#- The rows of `observed` (a relation with `key`, disk_key, bytes_per_io, read_pct and the IOPS in `iops_column`)
+    of the disks a build changed, each on its baseline: the nearest series (nearest_baseline_series: series_id and
+    the baseline_ columns), and where its IOPS are above zero the baseline's mean latency there and whether they lie
+    beyond the curve (baseline_latency_at_iops). Rows without a nearest series are not returned. The marts that
+    place observed load (mart_production_vs_baseline, mart_headroom, mart_waits_vs_baseline) read it. -#}
+{% macro observed_on_baseline(observed, key, iops_column) -%}
+    with series as (
+        {{ observed_baseline_series(in_changed_disks()) }}
+    ),
+
+    nearest as (
+        {{ nearest_baseline_series(observed, key, 'series') }}
+    ),
+
+    loaded as (
+        select nearest.*, o.{{ iops_column }}
+        from nearest
+        inner join {{ observed }} as o using ({{ key }})
+        where o.{{ iops_column }} > 0
+    ),
+
+    curve_segments as (
+        {{ observed_curve_segments('series') }}
+    ),
+
+    at_iops as (
+        {{ baseline_latency_at_iops('loaded', key, iops_column, 'curve_segments') }}
+    )
+
+    select nearest.*, at_iops.baseline_latency_at_iops_ms, at_iops.beyond_baseline
+    from nearest
+    left join at_iops using ({{ key }})
+{%- endmacro %}
+
 {#- The candidate series of the disks `where` selects, with what the marts read of their saturation. -#}
 {% macro observed_baseline_series(where='true') -%}
     select

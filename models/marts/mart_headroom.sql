@@ -96,27 +96,8 @@ devices as (
     left join host_spellings using (disk_key, host_key)
 ),
 
-series as (
-    {{ observed_baseline_series(in_changed_disks()) }}
-),
-
-nearest as (
-    {{ nearest_baseline_series('devices', 'observed_device_id', 'series') }}
-),
-
 placed as (
-    select nearest.*, devices.iops_p95
-    from nearest
-    inner join devices using (observed_device_id)
-    where devices.iops_p95 > 0
-),
-
-curve_segments as (
-    {{ observed_curve_segments('series') }}
-),
-
-at_iops as (
-    {{ baseline_latency_at_iops('placed', 'observed_device_id', 'iops_p95', 'curve_segments') }}
+    {{ observed_on_baseline('devices', 'observed_device_id', 'iops_p95') }}
 ),
 
 final as (
@@ -145,25 +126,24 @@ final as (
         d.bytes_per_io,
         d.read_pct,
         d.queue_length_logged,
-        n.series_id,
-        n.baseline_pattern,
-        n.baseline_block_size_bytes,
-        n.baseline_read_pct,
-        n.baseline_direction,
-        n.baseline_saturated,
-        n.baseline_saturation_iops,
-        n.baseline_saturation_latency_ms,
-        n.baseline_max_iops,
-        a.baseline_latency_at_iops_ms as baseline_latency_at_p95_iops_ms,
-        a.beyond_baseline,
-        n.baseline_saturation_iops / nullif(d.iops_p95, 0) as headroom,
-        case when not n.baseline_saturated then n.baseline_max_iops / nullif(d.iops_p95, 0) end as headroom_at_least,
-        d.latency_avg_ms_p95 / nullif(a.baseline_latency_at_iops_ms, 0) as latency_ratio,
-        {{ latency_degraded('d.latency_avg_ms_p95 / nullif(a.baseline_latency_at_iops_ms, 0)') }} as degraded,
+        p.series_id,
+        p.baseline_pattern,
+        p.baseline_block_size_bytes,
+        p.baseline_read_pct,
+        p.baseline_direction,
+        p.baseline_saturated,
+        p.baseline_saturation_iops,
+        p.baseline_saturation_latency_ms,
+        p.baseline_max_iops,
+        p.baseline_latency_at_iops_ms as baseline_latency_at_p95_iops_ms,
+        p.beyond_baseline,
+        p.baseline_saturation_iops / nullif(d.iops_p95, 0) as headroom,
+        case when not p.baseline_saturated then p.baseline_max_iops / nullif(d.iops_p95, 0) end as headroom_at_least,
+        d.latency_avg_ms_p95 / nullif(p.baseline_latency_at_iops_ms, 0) as latency_ratio,
+        {{ latency_degraded('d.latency_avg_ms_p95 / nullif(p.baseline_latency_at_iops_ms, 0)') }} as degraded,
         cast({{ var('degradation_factor') }} as double precision) as degradation_factor
     from devices as d
-    left join nearest as n using (observed_device_id)
-    left join at_iops as a using (observed_device_id)
+    left join placed as p using (observed_device_id)
 )
 
 select * from final

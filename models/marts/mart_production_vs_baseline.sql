@@ -2,7 +2,8 @@
 -- series of the same disk (macros/observed.sql), its saturation IOPS and latency (mart_saturation_points), the
 -- baseline's mean latency at the interval's IOPS, headroom (saturation IOPS / the interval's IOPS) and the
 -- degradation flag (latency above the baseline's at that IOPS by more than var degradation_factor). An interval
--- without I/O, or of a disk with no benchmark, is not placed. since_boot and _Total intervals are placed and
+-- without I/O, or of a disk with no benchmark, is not placed; on a series without latencies it is placed with no
+-- baseline latency (macros/observed.sql observed_on_baseline). since_boot and _Total intervals are placed and
 -- flagged: the time chart shows them, the percentiles of mart_headroom leave them out.
 -- Incremental by disk: a change recomputes every row of the disks whose observed intervals or series it changed.
 {{ config(
@@ -14,26 +15,8 @@ with observed as (
     where iops > 0 and {{ in_changed_disks() }}
 ),
 
-series as (
-    {{ observed_baseline_series(in_changed_disks()) }}
-),
-
-nearest as (
-    {{ nearest_baseline_series('observed', 'observed_interval_id', 'series') }}
-),
-
 placed as (
-    select nearest.*, observed.iops
-    from nearest
-    inner join observed using (observed_interval_id)
-),
-
-curve_segments as (
-    {{ observed_curve_segments('series') }}
-),
-
-at_iops as (
-    {{ baseline_latency_at_iops('placed', 'observed_interval_id', 'iops', 'curve_segments') }}
+    {{ observed_on_baseline('observed', 'observed_interval_id', 'iops') }}
 ),
 
 final as (
@@ -57,28 +40,27 @@ final as (
         o.latency_avg_ms,
         o.outstanding_io,
         o.outstanding_io_source,
-        n.series_id,
-        n.baseline_pattern,
-        n.baseline_block_size_bytes,
-        n.baseline_read_pct,
-        n.baseline_direction,
-        n.baseline_saturated,
-        n.baseline_saturation_iops,
-        n.baseline_saturation_latency_ms,
-        n.baseline_max_iops,
-        a.baseline_latency_at_iops_ms,
-        a.beyond_baseline,
-        n.baseline_saturation_iops / o.iops as headroom,
-        o.latency_avg_ms / nullif(a.baseline_latency_at_iops_ms, 0) as latency_ratio,
-        {{ latency_degraded('o.latency_avg_ms / nullif(a.baseline_latency_at_iops_ms, 0)') }} as degraded,
+        p.series_id,
+        p.baseline_pattern,
+        p.baseline_block_size_bytes,
+        p.baseline_read_pct,
+        p.baseline_direction,
+        p.baseline_saturated,
+        p.baseline_saturation_iops,
+        p.baseline_saturation_latency_ms,
+        p.baseline_max_iops,
+        p.baseline_latency_at_iops_ms,
+        p.beyond_baseline,
+        p.baseline_saturation_iops / o.iops as headroom,
+        o.latency_avg_ms / nullif(p.baseline_latency_at_iops_ms, 0) as latency_ratio,
+        {{ latency_degraded('o.latency_avg_ms / nullif(p.baseline_latency_at_iops_ms, 0)') }} as degraded,
         cast({{ var('degradation_factor') }} as double precision) as degradation_factor,
         o.file_id,
         o.file_name,
         o.record_index,
         o.source_line
     from observed as o
-    inner join nearest as n using (observed_interval_id)
-    inner join at_iops as a using (observed_interval_id)
+    inner join placed as p using (observed_interval_id)
 )
 
 select * from final

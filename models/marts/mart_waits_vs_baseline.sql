@@ -87,27 +87,8 @@ host_spellings as (
     {{ observed_host_spellings() }}
 ),
 
-series as (
-    {{ observed_baseline_series(in_changed_disks()) }}
-),
-
-nearest as (
-    {{ nearest_baseline_series('wait_types', 'observed_wait_type_id', 'series') }}
-),
-
 placed as (
-    select nearest.*, wait_types.iops
-    from nearest
-    inner join wait_types using (observed_wait_type_id)
-    where wait_types.iops > 0
-),
-
-curve_segments as (
-    {{ observed_curve_segments('series') }}
-),
-
-at_iops as (
-    {{ baseline_latency_at_iops('placed', 'observed_wait_type_id', 'iops', 'curve_segments') }}
+    {{ observed_on_baseline('(select * from wait_types where iops > 0)', 'observed_wait_type_id', 'iops') }}
 ),
 
 final as (
@@ -130,23 +111,22 @@ final as (
         t.iops,
         t.bytes_per_io,
         t.read_pct,
-        n.series_id,
-        n.baseline_pattern,
-        n.baseline_block_size_bytes,
-        n.baseline_read_pct,
-        n.baseline_direction,
-        n.baseline_saturated,
-        n.baseline_saturation_iops,
-        n.baseline_max_iops,
-        a.baseline_latency_at_iops_ms,
-        a.beyond_baseline,
-        t.avg_wait_ms / nullif(a.baseline_latency_at_iops_ms, 0) as latency_ratio,
-        {{ latency_degraded('t.avg_wait_ms / nullif(a.baseline_latency_at_iops_ms, 0)') }} as degraded,
+        p.series_id,
+        p.baseline_pattern,
+        p.baseline_block_size_bytes,
+        p.baseline_read_pct,
+        p.baseline_direction,
+        p.baseline_saturated,
+        p.baseline_saturation_iops,
+        p.baseline_max_iops,
+        p.baseline_latency_at_iops_ms,
+        p.beyond_baseline,
+        t.avg_wait_ms / nullif(p.baseline_latency_at_iops_ms, 0) as latency_ratio,
+        {{ latency_degraded('t.avg_wait_ms / nullif(p.baseline_latency_at_iops_ms, 0)') }} as degraded,
         cast({{ var('degradation_factor') }} as double precision) as degradation_factor
     from wait_types as t
     left join host_spellings as h using (disk_key, host_key)
-    left join placed as n using (observed_wait_type_id)
-    left join at_iops as a using (observed_wait_type_id)
+    left join placed as p using (observed_wait_type_id)
 )
 
 select * from final
