@@ -571,6 +571,8 @@ def _warehouse_env(db: Location) -> Iterator[None]:
     finally:
         sys.argv[:] = argv
         for k, v in saved.items():
+            if os.environ.get(k) != values[k]:
+                continue  # changed meanwhile by someone else (a test's monkeypatch undone): theirs now
             if v is None:
                 os.environ.pop(k, None)
             else:

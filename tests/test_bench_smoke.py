@@ -141,6 +141,8 @@ def test_the_production_stage_ingests_a_counter_log_and_draws_its_page(results: 
     draw = results["measurements"]["production.draw"]["result"]
     # the page draws the log beside the sample's own day of that disk
     assert draw["intervals"] > production["intervals"] and draw["figures"] >= 2
+    # past 1,200 intervals a device is drawn by each stretch's extremes
+    assert 0 < draw["intervals_drawn"] < draw["intervals"]
     judged = [t["target"] for t in results["targets"]]
     assert any(t.startswith("ingest of a ") and t.endswith("counter log (2,880 intervals)") for t in judged)
     assert "its page drawn (reads and charts)" in judged
