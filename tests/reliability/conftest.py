@@ -201,3 +201,21 @@ def injected(tmp_path_factory) -> dict:
         "watch": watch,
         "marker": marker,
     }
+
+
+def peak_rss_mb(command: list[str]) -> tuple[subprocess.CompletedProcess, float]:
+    """Run `command` in a child; its peak resident memory, from a fresh grandparent so earlier children do not
+    count (ru_maxrss of RUSAGE_CHILDREN is the largest child ever waited for)."""
+    probe = (
+        "import resource, subprocess, sys\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(p.returncode)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, *command], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
+    *stderr, rss_kib = proc.stderr.rstrip("\n").split("\n")
+    proc.stderr = "\n".join(stderr)
+    return proc, int(rss_kib) / 1024

@@ -11,8 +11,6 @@ import contextlib
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,8 +21,8 @@ from kneepoint.ingest.formats import parse_bytes
 from kneepoint.ingest.sources import InputFile, Limits, MiB, iter_paths, iter_upload
 from kneepoint.ingest.warehouse import connect, list_files, row_counts
 from tests.browsing import ARTIFACTS
-from tests.helpers import ROOT, SAMPLE, corpus_file, hang_guard
-from tests.reliability.conftest import KNEEPOINT, LONG, cli, size
+from tests.helpers import SAMPLE, corpus_file, hang_guard
+from tests.reliability.conftest import KNEEPOINT, LONG, cli, peak_rss_mb, size
 from tests.reliability.inputs import (
     damaged_zips,
     junk_lines,
@@ -287,24 +285,6 @@ def test_a_fifo_or_device_is_never_read(tmp_path):
     ]
 
 
-def _max_rss_mb_of(args: list[str]) -> tuple[subprocess.CompletedProcess, float]:
-    """Run the CLI in a child; its peak resident memory, from a fresh grandparent so earlier children do not
-    count (ru_maxrss of RUSAGE_CHILDREN is the largest child ever waited for)."""
-    probe = (
-        "import resource, subprocess, sys\n"
-        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-        "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
-        "sys.exit(p.returncode)\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", probe, *KNEEPOINT, *args], capture_output=True, text=True, cwd=ROOT, timeout=600
-    )
-    *stderr, rss_kib = proc.stderr.rstrip("\n").split("\n")
-    proc.stderr = "\n".join(stderr)
-    return proc, int(rss_kib) / 1024
-
-
 def test_a_500_mb_file_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "huge-result.txt"
     with open(big, "wb") as fh:
@@ -318,9 +298,9 @@ def test_a_500_mb_file_is_refused_before_it_is_read(tmp_path):
     commands = {"parse": ["parse"], "ingest": ["--db", db, "ingest", "--disk", "d", "--no-build"]}
     figures: dict[str, int] = {"file_mb": BIG_FILE_MB}
     for command, args in commands.items():
-        baseline, baseline_mb = _max_rss_mb_of([*args, str(small)])
+        baseline, baseline_mb = peak_rss_mb([*KNEEPOINT, *args, str(small)])
         assert baseline.returncode == 0, baseline.stdout + baseline.stderr
-        proc, rss_mb = _max_rss_mb_of([*args, str(big)])
+        proc, rss_mb = peak_rss_mb([*KNEEPOINT, *args, str(big)])
         assert proc.returncode == 2, proc.stdout + proc.stderr
         message = f"{big}:1: file is {BIG_FILE_MB} MB, past the limit of 200 MB (KNEEPOINT_MAX_FILE_MB)"
         assert message in proc.stdout + proc.stderr

@@ -1,7 +1,7 @@
 """Memory stays bounded by what a command holds on purpose, whatever the input makes of itself: a bundle member or
 manifest that inflates to gigabytes is refused with a clear message after reading at most its declared size, and an
 ingest of many large inputs holds one of them at a time. Peak memory is measured in a child process
-(`_peak_rss_mb`), never timed.
+(`peak_rss_mb`), never timed.
 
 The zip bombs are made at test time and stay small on disk: a deflate stream of N MiB of zeros is one 1 MiB block
 compressed once and repeated (after a full flush each block compresses alike), so 2 GiB cost ~2 MB and no time."""
@@ -10,38 +10,18 @@ from __future__ import annotations
 
 import json
 import struct
-import subprocess
 import sys
 import zipfile
 import zlib
 from pathlib import Path
 
 from kneepoint.ingest.sources import MiB
-from tests.helpers import ROOT
-from tests.reliability.conftest import KNEEPOINT
+from tests.reliability.conftest import KNEEPOINT, peak_rss_mb
 from tests.reliability.inputs import junk_lines
 
 # What a command may take beyond the input it holds: the interpreter, DuckDB, Arrow and the parsers (the CLI's
 # peak on a 126 KB file is ~190 MB), plus working room. The issue's target: under 2x the largest input + 300 MB.
 MARGIN_MB = 300
-
-
-def _peak_rss_mb(command: list[str]) -> tuple[subprocess.CompletedProcess, float]:
-    """Run `command` in a child; its peak resident memory, from a fresh grandparent so earlier children do not
-    count (ru_maxrss of RUSAGE_CHILDREN is the largest child ever waited for)."""
-    probe = (
-        "import resource, subprocess, sys\n"
-        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-        "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr)\n"
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
-        "sys.exit(p.returncode)\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", probe, *command], capture_output=True, text=True, cwd=ROOT, timeout=600
-    )
-    *stderr, rss_kib = proc.stderr.rstrip("\n").split("\n")
-    proc.stderr = "\n".join(stderr)
-    return proc, int(rss_kib) / 1024
 
 
 def deflated_zeros(mib: int) -> bytes:
@@ -87,7 +67,7 @@ def _import(tmp_path: Path, bundle: bytes) -> tuple[str, float, Path]:
     path = tmp_path / "bundle.zip"
     path.write_bytes(bundle)
     db = tmp_path / "vendor.duckdb"
-    proc, rss_mb = _peak_rss_mb([*KNEEPOINT, "--db", str(db), "import", str(path)])
+    proc, rss_mb = peak_rss_mb([*KNEEPOINT, "--db", str(db), "import", str(path)])
     assert proc.returncode == 2, proc.stdout + proc.stderr
     return proc.stdout + proc.stderr, rss_mb, db
 
@@ -158,7 +138,7 @@ def _bound_mb(upload: Path) -> float:
 def test_an_ingest_of_many_large_inputs_holds_one_at_a_time(tmp_path):
     upload = _notes_zip(tmp_path / "notes.zip")
     command = [*KNEEPOINT, "--db", str(tmp_path / "w.duckdb"), "ingest", str(upload), "--disk", "d", "--no-build"]
-    proc, rss_mb = _peak_rss_mb(command)
+    proc, rss_mb = peak_rss_mb(command)
     assert proc.returncode == 2 and "0 file(s) added, 0 record(s); 0 already stored" in proc.stdout, proc.stdout
     assert proc.stdout.count("no recognizable result") == ENTRIES
     assert rss_mb < _bound_mb(upload) - upload.stat().st_size / MiB, rss_mb
@@ -173,7 +153,7 @@ def test_the_apps_preview_of_a_large_zip_holds_one_entry_at_a_time(tmp_path):
         "previews = preview_upload('notes.zip', Path(sys.argv[1]).read_bytes())\n"
         "print(sum(p.error is not None and 'no recognizable result' in p.error for p in previews))\n"
     )
-    proc, rss_mb = _peak_rss_mb([sys.executable, "-c", probe, str(upload)])
+    proc, rss_mb = peak_rss_mb([sys.executable, "-c", probe, str(upload)])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == str(ENTRIES)
     assert rss_mb < _bound_mb(upload), rss_mb
