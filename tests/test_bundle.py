@@ -302,6 +302,16 @@ def _forge_file_id(con: duckdb.DuckDBPyConnection, file_id: str) -> str:
     return forged
 
 
+def _laptop_with_victim(source: Path, tmp_path: Path, name: str) -> tuple[Path, duckdb.DuckDBPyConnection, str, str]:
+    """A copy of the source warehouse as a laptop's file, open for forging, and the file `name` to forge: its name
+    and id. The caller closes the connection."""
+    laptop = tmp_path / "laptop.duckdb"
+    shutil.copy(source, laptop)
+    con = duckdb.connect(str(laptop))
+    (victim, file_id) = con.execute("SELECT name, file_id FROM raw_files WHERE name = ?", [name]).fetchone()
+    return laptop, con, victim, file_id
+
+
 def _stored_ids(db: Path) -> set[str]:
     con = duckdb.connect(str(db), read_only=True)
     try:
@@ -316,13 +326,8 @@ def test_a_warehouse_file_with_a_forged_sha256_or_mart_imports_only_what_its_byt
     """`kneepoint import` of a whole DuckDB warehouse file checks every file as a bundle's: a file whose sha256 and
     id were forged is refused (nothing of it stored), and a forged mart is never loaded (the marts are rebuilt from
     the raw rows); the genuine file can be ingested afterwards."""
-    laptop = tmp_path / "laptop.duckdb"
-    shutil.copy(source, laptop)
-    con = duckdb.connect(str(laptop))
+    laptop, con, victim, file_id = _laptop_with_victim(source, tmp_path, sample_fio[0].name)
     try:
-        (victim, file_id) = con.execute(
-            "SELECT name, file_id FROM raw_files WHERE name = ?", [sample_fio[0].name]
-        ).fetchone()
         forged = _forge_file_id(con, file_id)
         con.execute("UPDATE fct_io_results SET disk = 'forged mart'")
         files = con.execute("SELECT count(*) FROM raw_files").fetchone()[0]
@@ -375,13 +380,8 @@ def test_a_bundle_that_is_not_anonymized_but_lacks_the_original_bytes_is_refused
 def test_a_file_whose_id_is_not_its_sha256s_is_not_imported(source: Path, tmp_path: Path, sample_fio):
     """A file id is its sha256's first 16 hex digits (ingest/warehouse.py prepare_file): one renamed in every raw
     table, its sha256 and bytes left genuine, is refused; the genuine file goes in afterwards under its own id."""
-    laptop = tmp_path / "laptop.duckdb"
-    shutil.copy(source, laptop)
-    con = duckdb.connect(str(laptop))
+    laptop, con, victim, file_id = _laptop_with_victim(source, tmp_path, sample_fio[0].name)
     try:
-        (victim, file_id) = con.execute(
-            "SELECT name, file_id FROM raw_files WHERE name = ?", [sample_fio[0].name]
-        ).fetchone()
         for table in RAW_TABLES:
             con.execute(f"UPDATE {table} SET file_id = '0123456789abcdef' WHERE file_id = ?", [file_id])
     finally:
