@@ -156,3 +156,24 @@ def test_labels_reach_the_terminal_escaped(tmp_path, capsys):
     assert "\\x1b[31mRED" in printed and "\\u202eevil" in printed  # shown, as escapes
     # stored as typed, and --json is escaped by JSON itself
     assert json.loads(_files_json(db, capsys))[0]["disk"] == HOSTILE
+
+
+def test_a_command_stores_without_importing_pandas_and_pyarrow_still_reaches_it(tmp_path):
+    """The command line spares pyarrow's import of pandas (app/cli/main.py, _arrow_without_pandas): an ingest and
+    a build run without it, and a pyarrow call that needs pandas afterwards still imports it."""
+    import subprocess
+    import sys
+
+    fio_files = [str(p) for p in sorted((SAMPLE / "fio").glob("*.json"))]
+    script = (
+        "import sys\n"
+        "from kneepoint.app.cli.main import main\n"
+        f"code = main(['--db', {str(tmp_path / 'w.duckdb')!r}, 'ingest', *{fio_files!r}, '--disk', 'd'])\n"
+        "assert code == 0, code\n"
+        "assert 'pandas' not in sys.modules, 'pandas was imported'\n"
+        "import pyarrow as pa\n"
+        "frame = pa.table({'iops': [1.5, None]}).to_pandas()\n"
+        "assert frame['iops'].iloc[0] == 1.5\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
