@@ -426,19 +426,21 @@ def latency_percentiles(
     disk_keys: Sequence[str], series: Series, every_load: bool = False, db: Location | None = None
 ) -> pl.DataFrame:
     """fct_latency_distribution for the run each curve goes through: at the loads mart_percentile_loads picks
-    (the lowest, the saturation point, the highest), or at every load (int_saturation_points)."""
+    (the lowest, the saturation point, the highest), or at every load (int_saturation_points); the run's load and
+    tool from fct_io_results. (Joined by file too: on PostgreSQL the facts are indexed by file.)"""
     if "fct_latency_distribution" not in tables(db):
         return pl.DataFrame()
     keys = list(disk_keys)
     source = "int_saturation_points" if every_load else "mart_percentile_loads"
     return query(
         f"""
-        SELECT k.disk_key, d.outstanding_io, d.threads, d.queue_depth, d.percentile, d.latency_ms, d.curve_source,
-               d.latency_avg_ms, d.tool, k.file_name, d.run_index, d.io_result_id
-        FROM fct_latency_distribution d
-        JOIN {source} k ON k.io_result_id = d.io_result_id
+        SELECT k.disk_key, r.outstanding_io, r.threads, r.queue_depth, d.percentile, d.latency_ms, d.curve_source,
+               r.latency_avg_ms, r.tool, k.file_name, r.run_index, d.io_result_id
+        FROM {source} k
+        JOIN fct_io_results r ON r.file_id = k.file_id AND r.io_result_id = k.io_result_id
+        JOIN fct_latency_distribution d ON d.file_id = k.file_id AND d.io_result_id = k.io_result_id
         WHERE {_in("k.disk_key", keys)} AND {_series_where("k.")}
-        ORDER BY k.disk_key, d.outstanding_io, d.point_index
+        ORDER BY k.disk_key, r.outstanding_io, d.point_index
         """,
         [*keys, *series],
         db=db,

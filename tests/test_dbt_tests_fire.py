@@ -138,3 +138,25 @@ def test_every_range_check_finds_its_planted_row(sample_warehouse: Path, tmp_pat
     planted = {(ids[n], problem) for n, (_, problem) in enumerate(RANGE_PLANTS)}
     assert planted - found == set()
     assert {i for i, _ in found} == {i for i, _ in planted}  # no other row of the sample is out of range
+
+
+def test_not_null_columns_names_each_column_that_holds_a_null(sample_warehouse: Path, tmp_path: Path) -> None:
+    """The models' never-null columns are tested one model at a time (tests/dbt/generic/not_null_columns.sql): a
+    null planted in two of fct_io_results' columns fails that model's test, and the failure names both."""
+    db = tmp_path / "planted.duckdb"
+    shutil.copy(sample_warehouse, db)
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("UPDATE fct_io_results SET iops = NULL WHERE " + FIRST_ROW.format(t="fct_io_results"))
+        con.execute("UPDATE fct_io_results SET threads = NULL WHERE rowid = (SELECT max(rowid) FROM fct_io_results)")
+        con.execute("UPDATE kneepoint_build_window SET test_scope = 'all'")  # every row, as run_model_tests
+    finally:
+        con.close()
+    run = run_dbt(db, ["test", "--select", "fct_io_results,test_name:not_null_columns", "--store-failures"])
+    assert [f.split(":")[0] for f in run.failures] == ["not_null_fct_io_results"], run.failures
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        found = con.execute("SELECT null_column, null_rows FROM main_dbt_test__audit.not_null_fct_io_results").fetchall()
+    finally:
+        con.close()
+    assert sorted(found) == [("iops", 1), ("threads", 1)]

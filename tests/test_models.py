@@ -227,9 +227,10 @@ def test_a_run_with_a_total_row_is_counted_once(con):
 def curve(con: duckdb.DuckDBPyConnection, file_name: str, direction: str = "read") -> list[dict]:
     return rows(
         con,
-        """SELECT * FROM fct_latency_distribution
-           WHERE file_id IN (SELECT file_id FROM dim_files WHERE file_name = ?) AND direction = ?
-           ORDER BY point_index""",
+        """SELECT d.* FROM fct_latency_distribution d
+           JOIN fct_io_results r USING (io_result_id)
+           WHERE r.file_name = ? AND r.direction = ?
+           ORDER BY d.point_index""",
         [file_name, direction],
     )
 

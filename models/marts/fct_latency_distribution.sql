@@ -4,7 +4,8 @@
 -- bucket's upper bound. That is how fio derives its own percentiles from the bins, so the curve passes
 -- through the ones it prints. A record without a histogram gets the percentiles the tool printed (min as
 -- 0, max as 100), so every tool's runs can be drawn.
--- Labels are not repeated per point (a disk's label on millions of rows): join fct_io_results for them.
+-- Nothing of the record is repeated per point (millions of rows): its load, workload, tool and labels are in
+-- fct_io_results, joined by io_result_id. (Carrying them doubled the rows' width and cost ~1 s of a 1M-row build.)
 -- Incremental by file, like the facts it reads.
 -- Its join of every histogram point with its record needs more memory than the other models (macros/portable.sql).
 {{ config(
@@ -86,19 +87,7 @@ printed as (
     ] %}
     select
         r.io_result_id,
-        r.tool,
-        r.pattern,
-        r.operation,
-        r.read_pct,
-        r.direction,
-        r.block_size_bytes,
-        r.threads,
-        r.queue_depth,
-        r.outstanding_io,
-        r.latency_avg_ms,
         r.file_id,
-        r.record_index,
-        r.run_index,
         p.point_index,
         cast(p.percentile as double precision) as percentile,
         p.latency_ms
@@ -125,19 +114,7 @@ final as (
         h.bucket_share_pct,
         h.bucket_ios,
         h.histogram_ios,
-        io.tool,
-        io.pattern,
-        io.operation,
-        io.read_pct,
-        io.direction,
-        io.block_size_bytes,
-        io.threads,
-        io.queue_depth,
-        io.outstanding_io,
-        io.latency_avg_ms,
-        io.file_id,
-        io.record_index,
-        io.run_index
+        io.file_id
     from from_histograms as h
     inner join io_results as io using (file_id, record_index)
 
@@ -154,19 +131,7 @@ final as (
         cast(null as double precision),
         cast(null as double precision),
         cast(null as double precision),
-        tool,
-        pattern,
-        operation,
-        read_pct,
-        direction,
-        block_size_bytes,
-        threads,
-        queue_depth,
-        outstanding_io,
-        latency_avg_ms,
-        file_id,
-        record_index,
-        run_index
+        file_id
     from printed
 )
 
