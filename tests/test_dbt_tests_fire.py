@@ -156,7 +156,8 @@ def test_not_null_columns_names_each_column_that_holds_a_null(sample_warehouse: 
     assert [f.split(":")[0] for f in run.failures] == ["not_null_fct_io_results"], run.failures
     con = duckdb.connect(str(db), read_only=True)
     try:
-        found = con.execute("SELECT null_column, null_rows FROM main_dbt_test__audit.not_null_fct_io_results").fetchall()
+        audit = "main_dbt_test__audit.not_null_fct_io_results"
+        found = con.execute(f"SELECT null_column, null_rows FROM {audit}").fetchall()
     finally:
         con.close()
     assert sorted(found) == [("iops", 1), ("threads", 1)]
