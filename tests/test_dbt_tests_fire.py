@@ -4,6 +4,7 @@ where it looks, and must report it. (A test that passes on good data proves noth
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -114,27 +115,49 @@ RANGE_PLANTS: list[tuple[str, str]] = [
 ]
 
 
-def test_every_range_check_finds_its_planted_row(sample_warehouse: Path, tmp_path: Path) -> None:
+def _plant_and_test(
+    sample_warehouse: Path,
+    tmp_path: Path,
+    plant: Callable[[duckdb.DuckDBPyConnection], None],
+    select: str,
+    failures_query: str,
+) -> tuple[list[str], list[tuple]]:
+    """A copy of the sample warehouse with `plant` applied, dbt's tests `select` run over every row with their
+    failing rows stored: the failed tests' names, and `failures_query` over the stored rows."""
     db = tmp_path / "planted.duckdb"
     shutil.copy(sample_warehouse, db)
     con = duckdb.connect(str(db))
     try:
-        ids = [r[0] for r in con.execute("SELECT io_result_id FROM fct_io_results ORDER BY rowid").fetchall()]
-        # Every other column of the planted rows as the sample has it: none of them is out of range before.
-        for n, (assignments, _) in enumerate(RANGE_PLANTS):
-            con.execute(f"UPDATE fct_io_results SET {assignments} WHERE io_result_id = ?", [ids[n]])
+        plant(con)
         con.execute("UPDATE kneepoint_build_window SET test_scope = 'all'")  # every row, as run_model_tests
     finally:
         con.close()
-    run = run_dbt(db, ["test", "--select", "assert_io_results_in_range", "--store-failures"])
-    assert [f.split(":")[0] for f in run.failures] == ["assert_io_results_in_range"], run.failures
+    run = run_dbt(db, ["test", "--select", select, "--store-failures"])
     con = duckdb.connect(str(db), read_only=True)
     try:
-        found = set(
-            con.execute("SELECT io_result_id, problem FROM main_dbt_test__audit.assert_io_results_in_range").fetchall()
-        )
+        return [f.split(":")[0] for f in run.failures], con.execute(failures_query).fetchall()
     finally:
         con.close()
+
+
+def test_every_range_check_finds_its_planted_row(sample_warehouse: Path, tmp_path: Path) -> None:
+    ids: list[str] = []
+
+    def plant(con: duckdb.DuckDBPyConnection) -> None:
+        ids.extend(r[0] for r in con.execute("SELECT io_result_id FROM fct_io_results ORDER BY rowid").fetchall())
+        # Every other column of the planted rows as the sample has it: none of them is out of range before.
+        for n, (assignments, _) in enumerate(RANGE_PLANTS):
+            con.execute(f"UPDATE fct_io_results SET {assignments} WHERE io_result_id = ?", [ids[n]])
+
+    failed, rows = _plant_and_test(
+        sample_warehouse,
+        tmp_path,
+        plant,
+        "assert_io_results_in_range",
+        "SELECT io_result_id, problem FROM main_dbt_test__audit.assert_io_results_in_range",
+    )
+    assert failed == ["assert_io_results_in_range"]
+    found = set(rows)
     planted = {(ids[n], problem) for n, (_, problem) in enumerate(RANGE_PLANTS)}
     assert planted - found == set()
     assert {i for i, _ in found} == {i for i, _ in planted}  # no other row of the sample is out of range
@@ -143,21 +166,17 @@ def test_every_range_check_finds_its_planted_row(sample_warehouse: Path, tmp_pat
 def test_not_null_columns_names_each_column_that_holds_a_null(sample_warehouse: Path, tmp_path: Path) -> None:
     """The models' never-null columns are tested one model at a time (tests/dbt/generic/not_null_columns.sql): a
     null planted in two of fct_io_results' columns fails that model's test, and the failure names both."""
-    db = tmp_path / "planted.duckdb"
-    shutil.copy(sample_warehouse, db)
-    con = duckdb.connect(str(db))
-    try:
+
+    def plant(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("UPDATE fct_io_results SET iops = NULL WHERE " + FIRST_ROW.format(t="fct_io_results"))
         con.execute("UPDATE fct_io_results SET threads = NULL WHERE rowid = (SELECT max(rowid) FROM fct_io_results)")
-        con.execute("UPDATE kneepoint_build_window SET test_scope = 'all'")  # every row, as run_model_tests
-    finally:
-        con.close()
-    run = run_dbt(db, ["test", "--select", "fct_io_results,test_name:not_null_columns", "--store-failures"])
-    assert [f.split(":")[0] for f in run.failures] == ["not_null_fct_io_results"], run.failures
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        audit = "main_dbt_test__audit.not_null_fct_io_results"
-        found = con.execute(f"SELECT null_column, null_rows FROM {audit}").fetchall()
-    finally:
-        con.close()
+
+    failed, found = _plant_and_test(
+        sample_warehouse,
+        tmp_path,
+        plant,
+        "fct_io_results,test_name:not_null_columns",
+        "SELECT null_column, null_rows FROM main_dbt_test__audit.not_null_fct_io_results",
+    )
+    assert failed == ["not_null_fct_io_results"]
     assert sorted(found) == [("iops", 1), ("threads", 1)]
