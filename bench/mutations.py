@@ -116,9 +116,9 @@ MUTATIONS: tuple[Mutation, ...] = (
         "delete leaves a raw table's rows",
         "ingest/warehouse.py",
         """        for table in RAW_TABLES:
-            con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])""",
+            delete_rows(con, table, file_id)""",
         """        for table in RAW_TABLES[1:]:
-            con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])""",
+            delete_rows(con, table, file_id)""",
         ("tests/test_warehouse.py::test_delete_removes_every_row_of_the_file_and_the_bytes_can_come_back",),
     ),
     Mutation(

@@ -3,6 +3,7 @@ appends to, and the build's state. The DDL and the Arrow schemas are derived fro
 columns from the record classes the parsers fill (ingest/records.py), so a new record field is one edit.
 
     raw_files, raw_file_contents                     one row per stored file: labels and lineage, the original bytes
+                                                     (on DuckDB a view over parts: ingest/contents.py)
     raw_io_records, raw_query_io, raw_query_time     the file's records, one row each (record_index)
     raw_intervals, raw_waits                         observed production load: per device / wait type and interval
     raw_load_steps                                   load series: an application's throughput and response per load
@@ -17,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import types
 import typing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cache
 
 import pyarrow as pa
@@ -148,6 +149,21 @@ RAW_FILES = Table(
 RAW_FILE_CONTENTS = Table(
     "raw_file_contents", (FILE_ID, Column("content", "BLOB", not_null=True)), primary_key="file_id"
 )
+# On DuckDB the bytes are kept in parts of about this size, raw_file_contents being a view over them: DuckDB
+# rewrites a table's row group at the checkpoint after any append to it (ingest/contents.py).
+CONTENT_PART_BYTES = 64 * 1024 * 1024
+CONTENT_PARTS = Table(
+    "kneepoint_content_parts",
+    (Column("part", "INTEGER", not_null=True), Column("bytes_appended", "BIGINT", not_null=True)),
+    primary_key="part",
+)
+
+
+def content_part(part: int) -> Table:
+    """The DuckDB table of one part of the stored bytes."""
+    return replace(RAW_FILE_CONTENTS, name=f"raw_file_contents_part_{part:05d}")
+
+
 RAW_IO_RECORDS = Table(
     "raw_io_records",
     (FILE_ID, RECORD_INDEX, *_record_columns(IoRecord, IO_RECORD_SKIP, bigint=("block_size_bytes",))),
@@ -329,7 +345,12 @@ def ddl(dialect: str = "duckdb") -> str:
     it, where DuckDB's zone maps serve without one."""
     assert dialect in DIALECTS, dialect
     statements = [f"CREATE SEQUENCE IF NOT EXISTS {CHANGE_SEQUENCE} START 1;"]
-    statements += [t.ddl(dialect) for t in TABLES.values()]
+    if dialect == "duckdb":
+        # raw_file_contents is a view over parts there, made by ingest/contents.py
+        statements += [t.ddl(dialect) for t in TABLES.values() if t is not RAW_FILE_CONTENTS]
+        statements.append(CONTENT_PARTS.ddl(dialect))
+    else:
+        statements += [t.ddl(dialect) for t in TABLES.values()]
     if dialect == "postgres":
         statements += [
             f"CREATE INDEX IF NOT EXISTS {t.name}_file_id ON {t.name} (file_id);"

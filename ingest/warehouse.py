@@ -31,7 +31,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from kneepoint.ingest import __version__, postgres, schema, units
+from kneepoint.ingest import __version__, contents, postgres, schema, units
 from kneepoint.ingest.errors import ConstraintViolation, DatabaseError, MissingTable, WarehouseBusy, WarehouseFailure
 from kneepoint.ingest.labels import check_label
 from kneepoint.ingest.records import (
@@ -243,6 +243,8 @@ def _complete_schema(con: Connection) -> None:
                 con.execute(f"INSERT INTO {name} ({kept}) SELECT {kept} FROM {name}__old")
                 con.execute(f"DROP TABLE {name}__old")
         con.execute(schema.ddl(dialect))
+        if dialect == "duckdb":
+            contents.complete(con)
         # The build state of kneepoint before the change log: its models are rebuilt from the log.
         con.execute("DROP TABLE IF EXISTS kneepoint_last_build")
         unnumbered = [
@@ -676,12 +678,25 @@ def _duplicate(f: PreparedFile, existing: tuple[str, str, str | None, str]) -> S
 
 def insert_rows(con: Connection, table: str, rows: pa.Table) -> None:
     """One bulk insert from an Arrow table, its columns matched by name (DuckDB reads the local `_kp_rows` by
-    name, without a copy; PostgreSQL takes it by COPY)."""
+    name, without a copy; PostgreSQL takes it by COPY). On DuckDB, files' bytes go to a part (ingest/contents.py)."""
     if isinstance(con, postgres.Connection):
         con.insert_arrow(table, rows)
         return
+    if table == contents.VIEW:
+        contents.insert(con, rows)
+        return
     _kp_rows = rows  # noqa: F841 - read by DuckDB's replacement scan
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _kp_rows")
+
+
+def release_cache(con: duckdb.DuckDBPyConnection) -> None:
+    """Let DuckDB drop the blocks it keeps cached. It keeps them up to its memory limit (80% of the machine's
+    memory by default); lowering the limit for a moment evicts every block no query holds (they are on disk)."""
+    (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
+    try:
+        con.execute("SET memory_limit = '16MB'")
+    finally:
+        con.execute(f"SET memory_limit = '{limit}'")
 
 
 def _rollback(con: Connection) -> None:
@@ -868,7 +883,15 @@ def delete_file(con: Connection, file_id: str) -> None:
     with changing_files(con):
         record_changes(con, [file_id], "deleted")
         for table in RAW_TABLES:
-            con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
+            delete_rows(con, table, file_id)
+
+
+def delete_rows(con: Connection, table: str, file_id: str) -> None:
+    """Delete one file's rows of one raw table (in the caller's transaction)."""
+    if table == contents.VIEW and not isinstance(con, postgres.Connection):
+        contents.delete(con, file_id)
+        return
+    con.execute(f"DELETE FROM {table} WHERE file_id = ?", [file_id])
 
 
 def relabel_file(con: Connection, file_id: str, disk: str | None = None, host: str | None = None) -> None:

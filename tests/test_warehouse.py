@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from kneepoint.app.cli.main import main
-from kneepoint.ingest import warehouse
+from kneepoint.ingest import contents, warehouse
 from kneepoint.ingest.errors import WarehouseBusy
 from kneepoint.ingest.formats import parse_bytes
 from kneepoint.ingest.load import close_pool, ingest_inputs
@@ -288,6 +288,77 @@ def test_delete_removes_every_row_of_the_file_and_the_bytes_can_come_back(tmp_pa
     assert [o.status for o in again.outcomes] == ["added"] and again.outcomes[0].file_id == gone
 
 
+def test_stored_bytes_go_into_parts_and_a_part_a_delete_empties_is_dropped(tmp_path, monkeypatch):
+    """DuckDB rewrites a table's row group after any append to it, so the bytes are kept in parts and a store
+    appends to the last one only (ingest/contents.py). Here a part holds ~150 KB: the sample files (72-140 KB)
+    take one each, and every reader still finds every file's bytes through the view raw_file_contents."""
+    monkeypatch.setattr(contents, "CONTENT_PART_BYTES", 150_000)
+    db = tmp_path / "w.duckdb"
+    paths = FIO_SAMPLES[:4]
+    ids = [ingest_inputs(db, iter_paths([p]), disk="d", build=False).added[0].file_id for p in paths]
+
+    def parts(con) -> list[int]:
+        return [r[0] for r in con.execute("SELECT part FROM kneepoint_content_parts ORDER BY part").fetchall()]
+
+    def tables(con) -> set[str]:
+        found = con.execute("SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'raw_file_contents%'")
+        return {r[0] for r in found.fetchall()}
+
+    con = connect(db)
+    try:
+        assert parts(con) == [1, 2, 3, 4]
+        for path, file_id in zip(paths, ids, strict=True):
+            assert warehouse.file_content(con, file_id) == (path.name, path.read_bytes())
+        warehouse.delete_file(con, ids[1])
+        assert parts(con) == [1, 3, 4]  # part 2 held that file alone: dropped, its blocks freed
+        assert "raw_file_contents_part_00002" not in tables(con)
+        warehouse.delete_file(con, ids[3])
+        assert parts(con) == [1, 3, 4]  # the last part stays for the next store, empty
+        assert con.execute("SELECT count(*) FROM raw_file_contents_part_00004").fetchall() == [(0,)]
+        assert con.execute("SELECT file_id FROM raw_file_contents ORDER BY file_id").fetchall() == sorted(
+            [(ids[0],), (ids[2],)]
+        )
+    finally:
+        con.close()
+    again = ingest_inputs(db, iter_paths([paths[1]]), disk="d", build=False)
+    assert again.added[0].file_id == ids[1]
+    con = connect(db, read_only=True)
+    try:
+        assert warehouse.file_content(con, ids[1]) == (paths[1].name, paths[1].read_bytes())
+        assert row_counts(con)["raw_file_contents"] == 3
+    finally:
+        con.close()
+
+
+def test_an_older_warehouse_keeps_its_bytes_table_as_the_first_part(tmp_path):
+    """Before the parts, raw_file_contents was one table: it becomes part 1, full, where its bytes stay."""
+    db = tmp_path / "w.duckdb"
+    first = ingest_inputs(db, iter_paths(FIO_SAMPLES[:2]), disk="d", build=False).added
+    con = duckdb.connect(str(db))
+    # what an older kneepoint left: the bytes in a table of that name, no parts
+    con.execute("CREATE TABLE old_contents AS SELECT * FROM raw_file_contents")
+    con.execute("DROP VIEW raw_file_contents")
+    con.execute("DROP TABLE raw_file_contents_part_00001")
+    con.execute("DROP TABLE kneepoint_content_parts")
+    con.execute("CREATE TABLE raw_file_contents (file_id VARCHAR PRIMARY KEY, content BLOB NOT NULL)")
+    con.execute("INSERT INTO raw_file_contents SELECT * FROM old_contents")
+    con.execute("DROP TABLE old_contents")
+    con.execute("DELETE FROM kneepoint_schema")
+    con.close()
+    later = ingest_inputs(db, iter_paths(FIO_SAMPLES[2:3]), disk="d", build=False).added
+    con = connect(db)
+    try:
+        parts = con.execute("SELECT part, bytes_appended FROM kneepoint_content_parts ORDER BY part").fetchall()
+        assert [p for p, _ in parts] == [1, 2]  # the old table is full: the new file started part 2
+        assert parts[1][1] == FIO_SAMPLES[2].stat().st_size
+        for path, outcome in zip(FIO_SAMPLES[:3], [*first, *later], strict=True):
+            assert warehouse.file_content(con, outcome.file_id) == (path.name, path.read_bytes())
+        warehouse.delete_file(con, first[0].file_id)
+        assert row_counts(con, first[0].file_id)["raw_file_contents"] == 0
+    finally:
+        con.close()
+
+
 def test_resolve_file_id_takes_a_unique_prefix(tmp_path):
     db = tmp_path / "w.duckdb"
     # 20 files: two ids share their first hex digit (there are 16), so that digit is ambiguous.
@@ -315,7 +386,8 @@ def test_connect_completes_the_schema_of_an_older_warehouse(tmp_path, sample_fio
     con.close()
     con = connect(db)
     try:
-        tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        # raw_file_contents is a view (over the parts of the stored bytes)
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         assert tables >= set(warehouse.RAW_TABLES)
         # and it takes files: the declared constraints are there (sha256 UNIQUE is the duplicate check)
         data = sample_fio[0].read_bytes()
