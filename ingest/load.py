@@ -46,6 +46,7 @@ from kneepoint.ingest.warehouse import (
     is_postgres,
     prepare_file,
     raw_tables,
+    release_cache,
     store_batch,
 )
 
@@ -53,10 +54,12 @@ from kneepoint.ingest.warehouse import (
 # rewrites the tables' indexes, so folding every 16 MB (the default) makes a large ingest quadratic.
 # Committed files are in the log and survive a crash; the fold happens when the ingest closes.
 BULK_CHECKPOINT_THRESHOLD = "1GB"
+# ... unless this many bytes of files went in: DuckDB holds what it has not folded in memory (_bulk_checkpoints).
+FOLD_BYTES = 32 * 1024 * 1024
 # A batch ends at this many files or bytes of file content: large enough that per-statement costs vanish, small
 # enough that memory stays bounded and an interrupted ingest loses little work.
 BATCH_FILES = 256
-BATCH_BYTES = 32 * 1024 * 1024
+BATCH_BYTES = 16 * 1024 * 1024
 # Below this many files, starting worker processes (~0.5 s) costs more than it saves. The files looked at to decide
 # are held in memory, so the look stops at HEAD_BYTES: large files are parsed in-process, one at a time.
 POOL_MIN_FILES = 16
@@ -179,6 +182,7 @@ def ingest_inputs(
     progress: Callable[[FileOutcome], None] | None = None,
     workers: int | None = None,
     build_progress: Progress | None = None,
+    release_memory: bool = True,
 ) -> IngestReport:
     """Store every readable file whole; a bad file is reported and never blocks the others. An interruption
     (Ctrl-C, a kill) leaves the files stored so far whole; a rerun skips them. Labels past their limits raise
@@ -186,7 +190,9 @@ def ingest_inputs(
 
     `options`: parse options (load_table's column mapping, see formats.parse_text) for every file, stored with each.
     `workers`: parsing processes (1: in this process); None picks one per core but one from POOL_MIN_FILES files.
-    `build`: then bring the models up to date (also after an earlier build that did not finish)."""
+    `build`: then bring the models up to date (also after an earlier build that did not finish).
+    `release_memory`: let DuckDB drop its cache as large stores go in (_bulk_checkpoints); False where other
+    threads of the process query the same warehouse (the app), whose queries that moment could fail."""
     labels = _Labels.of(check_labels(disk, host, tags, notes), fmt, options)
     head, items = _head(iter(items))
     if workers is None:
@@ -200,8 +206,8 @@ def ingest_inputs(
     with _worker_pool(workers) as pool:
         con = connect(db)
         try:
-            with _bulk_checkpoints(con):
-                _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress)
+            with _bulk_checkpoints(con, release_memory) as stored:
+                _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress, stored)
             if pool is not None and build:
                 # The build ends an ingest: its memory matters more than the next call's pool start.
                 _POOL.close_if_idle(besides=pool)
@@ -494,8 +500,10 @@ def _store_all(
     entries: Iterator[_Entry],
     report: IngestReport,
     progress: Callable[[FileOutcome], None] | None,
+    stored_bytes: Callable[[int], None],
 ) -> None:
-    """Batch the prepared files; outcomes are reported in input order, each file's after its batch committed."""
+    """Batch the prepared files; outcomes are reported in input order, each file's after its batch committed.
+    `stored_bytes` is told the files' bytes of each batch once it committed."""
     # Outcomes waiting for the batch before them (errors included, so that the order stays the input's).
     waiting: list[_Entry] = []
     batch_files = batch_bytes = 0
@@ -506,6 +514,7 @@ def _store_all(
         files = [e.prepared.file for e in waiting if e.prepared is not None and e.prepared.file is not None]
         stored = iter(store_batch(con, files) if files else [])
         del files
+        stored_bytes(batch_bytes)
         report.timings["store_s"] += time.perf_counter() - t
         for entry in waiting:
             outcome, fatal = _outcome(entry, stored)
@@ -564,15 +573,30 @@ def _outcome(entry: _Entry, stored: Iterator[StoreResult | StoreError]) -> tuple
 
 
 @contextmanager
-def _bulk_checkpoints(con: Connection) -> Iterator[None]:
-    """DuckDB folds its write-ahead log less often while files go in (BULK_CHECKPOINT_THRESHOLD); PostgreSQL
-    has no such setting per session."""
+def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callable[[int], None]]:
+    """DuckDB folds its write-ahead log less often while files go in (BULK_CHECKPOINT_THRESHOLD). But until it
+    folds, it holds every stored byte in memory, and afterwards keeps them cached: so once FOLD_BYTES of files
+    are stored, fold and (`release_memory`) let go of the cache. The function this yields is told each batch's
+    bytes. PostgreSQL has no such setting per session."""
     if is_postgres(con):
-        yield
+        yield lambda stored_bytes: None
         return
+    unfolded = 0
+
+    def stored(stored_bytes: int) -> None:
+        nonlocal unfolded
+        unfolded += stored_bytes
+        if unfolded >= FOLD_BYTES:
+            unfolded = 0
+            # The files are committed: a failed fold leaves them in the log, and closing folds it.
+            with suppress(duckdb.Error):
+                con.execute("CHECKPOINT")
+                if release_memory:
+                    release_cache(con)
+
     con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
     try:
-        yield
+        yield stored
     finally:
         # On a failed warehouse this fails too; the error that matters was reported already.
         with suppress(duckdb.Error):

@@ -229,8 +229,9 @@ def store_previews(
         report = IngestReport([])
         for options, uploaded in groups.items():
             items = _read_all(uploaded)
+            # The pages of other sessions read this warehouse in this process: its cache stays (release_memory).
             part = ingest_inputs(db, items, disk=disk, host=host, tags=tags, notes=notes, options=dict(options),
-                                 build=False, progress=on_file)  # fmt: skip
+                                 build=False, progress=on_file, release_memory=False)  # fmt: skip
             report.outcomes += part.outcomes
             report.aborted = report.aborted or part.aborted
             if part.aborted is not None:
