@@ -52,7 +52,7 @@ from kneepoint.ingest.warehouse import (
 
 # While many files go in, let the write-ahead log grow before DuckDB folds it into the file: each fold
 # rewrites the tables' indexes, so folding every 16 MB (the default) makes a large ingest quadratic.
-# Committed files are in the log and survive a crash; the fold happens when the ingest closes.
+# Committed files are in the log and survive a crash; the fold happens when the ingest closes (or see FOLD_BYTES).
 BULK_CHECKPOINT_THRESHOLD = "1GB"
 # ... unless this many bytes of files went in: DuckDB holds what it has not folded in memory (_bulk_checkpoints).
 FOLD_BYTES = 32 * 1024 * 1024
