@@ -7,7 +7,8 @@ checkpoint took longer as the warehouse grew. So the bytes go into tables of abo
 (`raw_file_contents_part_00001`, ...); a store appends to the last part only, or starts a new one when the last
 would pass the size, and a checkpoint rewrites that part alone. `raw_file_contents` is a view over all parts:
 every reader (a file's bytes, bundles, reparsing) reads it as it read the single table. A part that a delete
-empties is dropped, so its blocks are freed.
+empties is dropped, so its blocks are freed. Each part's bytes appended are counted in kneepoint_content_parts
+as they go in: measuring the last part instead would read up to CONTENT_PART_BYTES of blobs on every store.
 
 Everything here runs inside the caller's transaction: a file's bytes commit with its other rows or not at all.
 PostgreSQL keeps the one table raw_file_contents (it does not rewrite stored rows); the warehouse does not call
