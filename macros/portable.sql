@@ -39,12 +39,14 @@
     ({{ expr }} not in ('Infinity'::double precision, '-Infinity'::double precision, 'NaN'::double precision))
 {%- endmacro %}
 
-{#- A 64-bit hash of a value (tests/dbt/generic/unique_by_hash). -#}
-{% macro kp_hash(expr) -%}
-    {{ return(adapter.dispatch('kp_hash', 'kneepoint')(expr)) }}
+{#- A 64-bit hash of the values of a list of expressions (tests/dbt/generic/unique_by_hash). -#}
+{% macro kp_hash(exprs) -%}
+    {{ return(adapter.dispatch('kp_hash', 'kneepoint')(exprs)) }}
 {%- endmacro %}
-{% macro duckdb__kp_hash(expr) -%} hash({{ expr }}) {%- endmacro %}
-{% macro postgres__kp_hash(expr) -%} hashtextextended(cast({{ expr }} as text), 0) {%- endmacro %}
+{% macro duckdb__kp_hash(exprs) -%} hash({{ exprs | join(', ') }}) {%- endmacro %}
+{% macro postgres__kp_hash(exprs) -%}
+    hashtextextended(concat_ws(chr(31){% for e in exprs %}, cast({{ e }} as text){% endfor %}), 0)
+{%- endmacro %}
 
 {#- Per value of `key`, the `value` of the row that comes first in the `order` list of expressions (a total order:
     its last expressions break every tie), over the rows `from_where` gives ("from ... where ..."): columns `key`

@@ -426,5 +426,5 @@ def test_unique_by_hash_reports_a_repeated_latency_point(built, tmp_path, monkey
     finally:
         c.close()
     failures = run_model_tests(copy, ["test_name:unique_by_hash"])
-    failed = "unique_by_hash_fct_latency_distribution_latency_point_id"
+    failed = "unique_fct_latency_distribution_point"
     assert any(failed in f for f in failures), failures

@@ -6,6 +6,8 @@
 -- 0, max as 100), so every tool's runs can be drawn.
 -- Nothing of the record is repeated per point (millions of rows): its load, workload, tool and labels are in
 -- fct_io_results, joined by io_result_id. (Carrying them doubled the rows' width and cost ~1 s of a 1M-row build.)
+-- Its key is (io_result_id, point_index), without a column of its own: a text key made of the two (63M strings at
+-- 10M fact rows) cost a quarter of the model's time, and its test as much again.
 -- Incremental by file, like the facts it reads.
 -- Its join of every histogram point with its record needs more memory than the other models (macros/portable.sql).
 {{ config(
@@ -104,7 +106,6 @@ printed as (
 
 final as (
     select
-        io.io_result_id || ':' || h.point_index as latency_point_id,
         io.io_result_id,
         h.point_index,
         h.percentile,
@@ -121,7 +122,6 @@ final as (
     union all
 
     select
-        io_result_id || ':' || point_index,
         io_result_id,
         point_index,
         percentile,

@@ -3,13 +3,14 @@
 -- histogram's curve both rise together and end at 100 %. (The order along a curve is checked on the histogram
 -- points alone: the printed percentiles are fixed values in rising order, and sorting them too tripled the cost.)
 with points as (
-    select latency_point_id, curve_source, percentile, latency_ms from {{ ref('fct_latency_distribution') }}
+    select io_result_id, point_index, curve_source, percentile, latency_ms from {{ ref('fct_latency_distribution') }}
     where {{ in_test_scope('file_id') }}
 ),
 
 histogram_points as (
     select
-        latency_point_id,
+        io_result_id,
+        point_index,
         curve_source,
         percentile,
         latency_ms,
@@ -21,24 +22,24 @@ histogram_points as (
     window curve as (partition by io_result_id order by point_index)
 )
 
-select latency_point_id, curve_source, percentile, latency_ms, 'outside 0..100 %' as problem
+select io_result_id, point_index, curve_source, percentile, latency_ms, 'outside 0..100 %' as problem
 from points
 where percentile < 0 or percentile > 100.000001
 
 union all
 
-select latency_point_id, curve_source, percentile, latency_ms, 'latency not finite or negative'
+select io_result_id, point_index, curve_source, percentile, latency_ms, 'latency not finite or negative'
 from points
 where not {{ kp_is_finite('latency_ms') }} or latency_ms < 0
 
 union all
 
-select latency_point_id, curve_source, percentile, latency_ms, 'histogram curve goes back'
+select io_result_id, point_index, curve_source, percentile, latency_ms, 'histogram curve goes back'
 from histogram_points
 where latency_ms <= previous_latency_ms or percentile <= previous_percentile
 
 union all
 
-select latency_point_id, curve_source, percentile, latency_ms, 'histogram curve does not end at 100 %'
+select io_result_id, point_index, curve_source, percentile, latency_ms, 'histogram curve does not end at 100 %'
 from histogram_points
 where last_point and abs(percentile - 100) > 1e-6
