@@ -13,7 +13,7 @@
 {{ config(
     materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
     indexes=kp_key_indexes('file_id'),
-    pre_hook="{{ kp_memory_limit('1500MB') }}", post_hook="{{ kp_memory_limit() }}"
+    pre_hook="{{ kp_memory_limit(1500) }}", post_hook="{{ kp_memory_limit() }}"
 ) }}
 -- Read twice (histogram points, printed points): scanning the table twice is cheaper than holding a copy.
 with io_results as not materialized (
