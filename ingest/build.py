@@ -35,6 +35,7 @@ import logging
 import os
 import pickle
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -194,18 +195,22 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
         # same on every engine: a least-squares fit has no portable SQL), then the models that read them.
         args = ["build"] + (["--full-refresh"] if plan.kind == "full" else [])
         if all_tests:
-            fits = ["mart_usl_fits+", "mart_load_usl_fits+"]
-            first, second = [*args, "--exclude", *fits], [*args, "--select", *fits]
+            fitted_models = ["mart_usl_fits+", "mart_load_usl_fits+"]
+            first, second = [*args, "--exclude", *fitted_models], [*args, "--select", *fitted_models]
         else:
             first, second = _CHANGE_PHASES
             if plan.kind == "full":
                 first, second = [*args, "--selector", "change_full_points"], [*args, "--selector", "change_full_fits"]
         # A change build's SQL is the same every time: after dbt ran it once it is sent again without dbt.
         kept = plan.kind == "changes" and not all_tests
-        run = _run_phase(db, first, progress, kept)
-        if not run.failures and plan.kind != "none":
-            fitted = refit(db, every_series=plan.kind == "full", progress=progress)
-            fitted += refit_loads(db, every_series=plan.kind == "full", progress=progress)
+        fits = _Fits(db, every_series=plan.kind == "full") if plan.kind != "none" else None
+        try:
+            run = _run_phase(db, first, progress, kept, fits)
+        finally:
+            if fits is not None:
+                fits.wait()
+        if not run.failures and fits is not None:
+            fitted = fits.finish(progress)
             run = run.then(_run_phase(db, second, progress, kept))
             run.node_seconds["usl fits (ingest/analytics.py)"] = fitted
         elif not run.failures:
@@ -268,6 +273,54 @@ def refit(db: Location, every_series: bool, progress: Progress | None = None) ->
     finally:
         con.close()
     return round(time.perf_counter() - started, 4)
+
+
+class _Fits:
+    """The fits between a build's two phases: the USL and Kneedle of the disks' series (refit) and of the load
+    series (refit_loads). Where dbt runs the first phase, each starts on a thread of its own as soon as dbt has
+    built the points it reads (a dbt event callback), and runs beside the rest of that phase, on the machine's
+    other core (a full build at 1M fact rows: ~2 s of fits, about half of it saved). Where the phase was replayed
+    (ingest/replay.py: no dbt, a change build's few series), they run after it."""
+
+    _AFTER = {"model.kneepoint.int_saturation_points": refit, "model.kneepoint.int_load_points": refit_loads}
+
+    def __init__(self, db: Location, every_series: bool) -> None:
+        self._db, self._every_series = db, every_series
+        self._threads: dict[str, threading.Thread] = {}
+        self._seconds: dict[str, float] = {}
+        self._errors: list[BaseException] = []
+
+    def __call__(self, event: Any) -> None:
+        """A dbt event callback: start a fit when the model it reads is built."""
+        if event.info.name != "NodeFinished":
+            return
+        node = event.data.node_info
+        if node.unique_id not in self._AFTER or node.node_status != "success" or node.unique_id in self._threads:
+            return
+        thread = threading.Thread(target=self._fit, args=(node.unique_id, None), name="kneepoint-fits", daemon=True)
+        self._threads[node.unique_id] = thread
+        thread.start()
+
+    def _fit(self, after: str, progress: Progress | None) -> None:
+        try:
+            self._seconds[after] = self._AFTER[after](self._db, self._every_series, progress=progress)
+        except BaseException as exc:  # noqa: BLE001 - raised again by finish(), on the build's thread
+            self._errors.append(exc)
+
+    def wait(self) -> None:
+        """Wait for the fits started (whether the phase succeeded or not: none outlives the build)."""
+        for thread in self._threads.values():
+            thread.join()
+
+    def finish(self, progress: Progress | None) -> float:
+        """Run the fits not started yet, raise what a fit raised; the seconds all took."""
+        self.wait()
+        for after in self._AFTER:
+            if after not in self._threads:
+                self._fit(after, progress)
+        if self._errors:
+            raise self._errors[0]
+        return round(sum(self._seconds.values()), 4)
 
 
 def run_model_tests(db: Location, select: list[str] | None = None) -> list[str]:
@@ -427,11 +480,14 @@ class DbtRun:
         return DbtRun(self.failures + other.failures, {**self.node_seconds, **other.node_seconds})
 
 
-def _run_phase(db: Location, args: list[str], progress: Progress | None, kept: bool) -> DbtRun:
+def _run_phase(
+    db: Location, args: list[str], progress: Progress | None, kept: bool, fits: _Fits | None = None
+) -> DbtRun:
     """One phase of a build: dbt, or, for a change build (`kept`), the SQL dbt sent for the same phase last time
-    (ingest/replay.py), recorded whenever dbt runs it and succeeds."""
+    (ingest/replay.py), recorded whenever dbt runs it and succeeds. `fits` start while dbt runs the phase."""
+    also = [fits] if fits is not None else []
     if not kept:
-        return run_dbt(db, args, progress)
+        return run_dbt(db, args, progress, also)
     key = _replay_key(db, args)
     folder = target_path(db) / "kneepoint-replays"
     steps = replay.load(folder, key)
@@ -445,7 +501,7 @@ def _run_phase(db: Location, args: list[str], progress: Progress | None, kept: b
         if node_seconds is not None:
             return DbtRun([], node_seconds)
     recorder = replay.Recorder()
-    run = run_dbt(db, args, progress, recorder)
+    run = run_dbt(db, args, progress, [recorder, *also])
     if not run.failures and recorder.replayable:
         replay.save(folder, key, recorder.steps())
     return run
@@ -496,15 +552,17 @@ def run_memory_mb(args: list[str]) -> int:
     return min(max(machine_mb // 4, low), high)
 
 
-def run_dbt(db: Location, args: list[str], progress: Progress | None = None, record: Callable | None = None) -> DbtRun:
+def run_dbt(
+    db: Location, args: list[str], progress: Progress | None = None, callbacks: list[Callable] | None = None
+) -> DbtRun:
     """Run one dbt command (`["build", ...]`, `["docs", "generate"]`) against `db` with the kept manifest;
-    `record`: another dbt event callback (a replay.Recorder).
+    `callbacks`: more dbt event callbacks (a replay.Recorder, the build's _Fits).
 
     dbtRunner is not safe to run twice at once in one process (Streamlit serves sessions on threads): callers
     hold FILE_CHANGE_LOCK, which build_models takes."""
     from dbt.cli.main import dbtRunner
 
-    callbacks = [_progress_callback(progress)] + ([record] if record is not None else [])
+    callbacks = [_progress_callback(progress), *(callbacks or [])]
     memory_mb = run_memory_mb(args)
     with FILE_CHANGE_LOCK, _warehouse_env(db, memory_mb):
         manifest = _manifest(db)
