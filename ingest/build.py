@@ -282,10 +282,10 @@ class _Fits:
     other core (a full build at 1M fact rows: ~2 s of fits, about half of it saved). Where the phase was replayed
     (ingest/replay.py: no dbt, a change build's few series), they run after it."""
 
-    _AFTER = {"model.kneepoint.int_saturation_points": refit, "model.kneepoint.int_load_points": refit_loads}
-
     def __init__(self, db: Location, every_series: bool) -> None:
         self._db, self._every_series = db, every_series
+        # each fit, after the model whose points it reads
+        self._after = {"model.kneepoint.int_saturation_points": refit, "model.kneepoint.int_load_points": refit_loads}
         self._threads: dict[str, threading.Thread] = {}
         self._seconds: dict[str, float] = {}
         self._errors: list[BaseException] = []
@@ -295,7 +295,7 @@ class _Fits:
         if event.info.name != "NodeFinished":
             return
         node = event.data.node_info
-        if node.unique_id not in self._AFTER or node.node_status != "success" or node.unique_id in self._threads:
+        if node.unique_id not in self._after or node.node_status != "success" or node.unique_id in self._threads:
             return
         thread = threading.Thread(target=self._fit, args=(node.unique_id, None), name="kneepoint-fits", daemon=True)
         self._threads[node.unique_id] = thread
@@ -303,7 +303,7 @@ class _Fits:
 
     def _fit(self, after: str, progress: Progress | None) -> None:
         try:
-            self._seconds[after] = self._AFTER[after](self._db, self._every_series, progress=progress)
+            self._seconds[after] = self._after[after](self._db, self._every_series, progress=progress)
         except BaseException as exc:  # noqa: BLE001 - raised again by finish(), on the build's thread
             self._errors.append(exc)
 
@@ -315,7 +315,7 @@ class _Fits:
     def finish(self, progress: Progress | None) -> float:
         """Run the fits not started yet, raise what a fit raised; the seconds all took."""
         self.wait()
-        for after in self._AFTER:
+        for after in self._after:
             if after not in self._threads:
                 self._fit(after, progress)
         if self._errors:

@@ -243,3 +243,36 @@ def test_a_test_that_fails_in_a_recorded_build_is_reported_by_dbt(db: Path) -> N
     result = build_models(db)
     assert not result.success
     assert any(f.startswith("assert_units_known") for f in result.failures), result.failures
+
+
+def test_a_full_build_leaves_duckdb_bounded_as_a_change_build_does(db: Path) -> None:
+    """A run over every row may use more memory than a change build (run_memory_mb); the database is the process's,
+    shared with the caller's connections (the app's), so afterwards it is bounded as a change build leaves it."""
+    assert build.run_memory_mb(["build", "--full-refresh"]) > build.CHANGE_BUILD_MEMORY_MB
+    change_build_limit = duckdb.connect()
+    change_build_limit.execute(f"SET memory_limit = '{build.CHANGE_BUILD_MEMORY_MB}MB'")
+    held = connect(db)  # the app's connection: the same DuckDB database as dbt's sessions
+    try:
+        build_models(db, full_refresh=True, all_tests=True).raise_for_failure()
+        limit = held.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    finally:
+        held.close()
+    assert limit == change_build_limit.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+
+
+def test_a_fit_that_fails_on_its_thread_fails_the_build(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The USL fits run on a thread beside dbt's first phase (_Fits): what a fit raises reaches the build's caller,
+    and the models stay behind, so the next command builds again."""
+
+    def failing_refit(*args: object, **kwargs: object) -> float:
+        raise RuntimeError("the fit failed")
+
+    _store(db, LATE, "a new disk")
+    monkeypatch.setattr(build, "refit", failing_refit)
+    with pytest.raises(RuntimeError, match="the fit failed"):
+        build_models(db, all_tests=True)  # through dbt: the fits start on their thread
+    assert not any(t.name == "kneepoint-fits" for t in threading.enumerate())
+    assert models_behind(db)
+    monkeypatch.undo()
+    build_models(db).raise_for_failure()
+    assert not models_behind(db)
