@@ -71,11 +71,12 @@ nav = st.navigation(
     }
 )
 try:
-    catch_up()
-    # Only where this account may write: the warm-up records a change build (a read-only role never builds).
-    if exists(queries.current_db()) and queries.can_write():
-        uploads.warm_up_builds(queries.current_db())
-    nav.run()
+    with uploads.kept_open(queries.current_db()):
+        catch_up()
+        # Only where this account may write: the warm-up records a change build (a read-only role never builds).
+        if exists(queries.current_db()) and queries.can_write():
+            uploads.warm_up_builds(queries.current_db())
+        nav.run()
 except WarehouseBusy as exc:
     # The command line (or another app) holds the warehouse longer than KNEEPOINT_LOCK_WAIT_S: say so, no traceback.
     st.error(md_literal(str(exc)) + "\n\nReload the page when it has finished.")
