@@ -8,8 +8,9 @@ tolerance other than the built one: the table macro `saturation_points(tol)` the
 line reads it.
 
 Every read filters in the database (disks, series) so a page never pulls the whole fact table; the pages cache
-results by `data_version()` (app/web/state.py). Connections are short-lived so a `kneepoint ingest` in a shell can
-take the write lock between two reads.
+results by `data_version()` (app/web/state.py). Each read opens and closes its connection, so a `kneepoint ingest`
+in a shell can take the write lock between two reads; the app keeps the DuckDB file open for the length of one page
+run (app/web/uploads.kept_open), so between two page runs there.
 """
 
 from __future__ import annotations
