@@ -69,7 +69,7 @@ INSERT INTO raw_file_changes BY NAME
 SELECT stored_seq AS change_seq, file_id, 'stored' AS change, ingested_at AS changed_at FROM raw_files;
 SELECT max(nextval('raw_change_seq')) FROM range($files);
 
-INSERT INTO raw_file_contents_part_00001
+INSERT INTO raw_file_contents_part_00001 (file_id, content)
 SELECT lpad(printf('%x', f), 16, '0'), 'synthetic rows: no file'::BLOB FROM range($files) t(f);
 
 CREATE OR REPLACE TEMP TABLE bench_runs AS

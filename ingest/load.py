@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from itertools import chain
 
 import duckdb
 import pyarrow as pa
@@ -200,7 +199,7 @@ def ingest_inputs(
         # a pool was slower than parsing in-process (bench, every format, 2 workers: 81.8 s vs 74.3 s).
         workers = max(1, _cores() - 1) if len(head) >= POOL_MIN_FILES else 1
     workers = max(1, workers)
-    all_items = chain(head, items)
+    all_items = _rejoined(head, items)
     del head
     report = IngestReport([], workers=workers, timings={"parse_s": 0.0, "store_s": 0.0, "build_s": 0.0})
     with _worker_pool(workers) as pool:
@@ -232,6 +231,15 @@ def _head(items: Iterator[InputFile | InputError]) -> tuple[list[InputFile | Inp
         if len(head) >= POOL_MIN_FILES or size >= HEAD_BYTES:
             break
     return head, items
+
+
+def _rejoined(head: list[InputFile | InputError], rest: Iterator) -> Iterator[InputFile | InputError]:
+    """The inputs _head looked at, then the rest, each looked-at input let go of as it is handed on (chain would
+    keep the head list, and the bytes of its inputs, until the ingest ends)."""
+    head.reverse()
+    while head:
+        yield head.pop()
+    yield from rest
 
 
 # A pool nobody used for this long is shut down (its workers hold ~100 MB each).
@@ -469,8 +477,9 @@ def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile 
         size += len(item.data) if isinstance(item, InputFile) else 0
         del item  # else it holds this input's bytes while the next one is read
         if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
-            yield chunk
-            chunk, size = [], 0
+            # handed over without a reference kept here: the caller lets go of the bytes once they are parsed
+            full, chunk, size = [chunk], [], 0
+            yield full.pop()
     if chunk:
         yield chunk
 

@@ -3,7 +3,7 @@ appends to, and the build's state. The DDL and the Arrow schemas are derived fro
 columns from the record classes the parsers fill (ingest/records.py), so a new record field is one edit.
 
     raw_files, raw_file_contents                     one row per stored file: labels and lineage, the original bytes
-                                                     (on DuckDB a view over parts: ingest/contents.py)
+                                                     compressed (on DuckDB a view over parts: ingest/contents.py)
     raw_io_records, raw_query_io, raw_query_time     the file's records, one row each (record_index)
     raw_intervals, raw_waits                         observed production load: per device / wait type and interval
     raw_load_steps                                   load series: an application's throughput and response per load
@@ -147,7 +147,15 @@ RAW_FILES = Table(
     unique=("sha256",),
 )
 RAW_FILE_CONTENTS = Table(
-    "raw_file_contents", (FILE_ID, Column("content", "BLOB", not_null=True)), primary_key="file_id"
+    "raw_file_contents",
+    (
+        FILE_ID,
+        Column("content", "BLOB", not_null=True),
+        # How `content` holds the file's bytes: 'zstd' (a zstd frame of raw_files.size_bytes bytes), or NULL (the
+        # bytes as they are: files stored before kneepoint compressed them). ingest/contents.py reads both.
+        Column("compression", "VARCHAR"),
+    ),
+    primary_key="file_id",
 )
 # On DuckDB the bytes are kept in parts of about this size, raw_file_contents being a view over them: DuckDB
 # rewrites a table's row group at the checkpoint after any append to it (ingest/contents.py).

@@ -228,8 +228,8 @@ def _complete_schema(con: Connection) -> None:
             return  # completed by another connection meanwhile
         missing = _missing_columns(con)
         for name, lacking in missing.items():
-            if name not in tables:
-                continue
+            if name not in tables or (dialect == "duckdb" and name == contents.VIEW):
+                continue  # created below; DuckDB's view over the parts of the bytes is contents.complete's
             table = schema.TABLES[name]
             columns = {c.name: c for c in table.columns}
             if all(not columns[c].not_null and c not in table.unique and c != table.primary_key for c in lacking):
@@ -678,7 +678,10 @@ def _duplicate(f: PreparedFile, existing: tuple[str, str, str | None, str]) -> S
 
 def insert_rows(con: Connection, table: str, rows: pa.Table) -> None:
     """One bulk insert from an Arrow table, its columns matched by name (DuckDB reads the local `_kp_rows` by
-    name, without a copy; PostgreSQL takes it by COPY). On DuckDB, files' bytes go to a part (ingest/contents.py)."""
+    name, without a copy; PostgreSQL takes it by COPY). Files' bytes are stored compressed, and on DuckDB go to a
+    part (ingest/contents.py)."""
+    if table == contents.VIEW:
+        rows = contents.packed(rows)
     if isinstance(con, postgres.Connection):
         con.insert_arrow(table, rows)
         return
@@ -800,7 +803,13 @@ def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
     return {
         "raw_files": _table("raw_files", {c: [f.file[c] for f in files] for c in file_columns}, len(files)),
         "raw_file_contents": _table(
-            "raw_file_contents", {"file_id": ids, "content": _contents([f.content for f in files])}
+            "raw_file_contents",
+            {
+                "file_id": ids,
+                # compressed here: in a worker process, where a pool parses, and before the writer holds them
+                "content": contents.binary_column([contents.compress(f.content) for f in files]),
+                "compression": [contents.CODEC] * len(files),
+            },
         ),
         "raw_io_records": _records("raw_io_records", ids, [f.io for f in files], _IO_FIELDS),
         "raw_query_io": _records("raw_query_io", ids, [f.query_io for f in files], _QUERY_IO_FIELDS),
@@ -837,30 +846,6 @@ def _table(table: str, columns: dict[str, list | pa.ChunkedArray], n: int | None
         return arrow_schema.empty_table()
     arrays = [c if isinstance(c := columns[f.name], pa.ChunkedArray) else pa.array(c, f.type) for f in arrow_schema]
     return pa.Table.from_arrays(arrays, schema=arrow_schema)
-
-
-# A file's bytes from this size on go to Arrow without a copy: pa.array copies them, and a large file was then
-# held twice until stored (a 190 MB file: +240 MB). Smaller files are copied into one chunk: DuckDB's Arrow scan
-# pays per chunk.
-ZERO_COPY_BYTES = 1024 * 1024
-
-
-def _contents(contents: list[bytes]) -> pa.ChunkedArray:
-    """The files' bytes as one binary column, the large ones viewed in place."""
-    chunks: list[pa.Array] = []
-    small: list[bytes] = []
-    for data in contents:
-        if len(data) < ZERO_COPY_BYTES:
-            small.append(data)
-            continue
-        if small:
-            chunks.append(pa.array(small, pa.binary()))
-            small = []
-        offsets = pa.array([0, len(data)], pa.int32()).buffers()[1]
-        chunks.append(pa.Array.from_buffers(pa.binary(), 1, [None, offsets, pa.py_buffer(data)]))
-    if small or not chunks:
-        chunks.append(pa.array(small, pa.binary()))
-    return pa.chunked_array(chunks, pa.binary())
 
 
 def resolve_file_id(con: Connection, file_id: str) -> str:
@@ -951,10 +936,13 @@ def file_parse_options(con: Connection, file_id: str) -> dict[str, str]:
 
 
 def file_content(con: Connection, file_id: str) -> tuple[str, bytes]:
+    """A stored file's name and its bytes as the tool wrote them."""
     rows = con.execute(
-        "SELECT f.name, c.content FROM raw_files f JOIN raw_file_contents c USING (file_id) WHERE file_id = ?",
+        "SELECT f.name, c.content, c.compression, f.size_bytes FROM raw_files f JOIN raw_file_contents c "
+        "USING (file_id) WHERE file_id = ?",
         [file_id],
     ).fetchall()
     if not rows:
         raise KeyError(f"no stored file with id {file_id!r}")
-    return rows[0][0], bytes(rows[0][1])
+    name, content, compression, size_bytes = rows[0]
+    return name, contents.original(content, compression, size_bytes)

@@ -17,8 +17,9 @@ import pytest
 
 from kneepoint.app.cli.main import main
 from kneepoint.app.sharing.bundle import BundleError, import_bundle, mart_names, read_bundle
+from kneepoint.ingest import contents
 from kneepoint.ingest.schema import content_part
-from kneepoint.ingest.warehouse import RAW_TABLES
+from kneepoint.ingest.warehouse import RAW_TABLES, connect, file_content
 
 # Marts of observed production load, which the sample data has none of (tests/test_observed.py bundles them).
 OBSERVED_MARTS = {
@@ -113,12 +114,15 @@ def test_labels_provenance_and_bytes_travel(source: Path, imported: Path):
     con = duckdb.connect(str(imported), read_only=True)
     try:
         rows = con.execute(
-            "SELECT f.sha256, c.content FROM raw_files f JOIN raw_file_contents c USING (file_id)"
+            "SELECT f.sha256, c.content, c.compression, f.size_bytes FROM raw_files f "
+            "JOIN raw_file_contents c USING (file_id)"
         ).fetchall()
     finally:
         con.close()
     assert len(rows) == 18
-    assert all(hashlib.sha256(bytes(content)).hexdigest() == sha for sha, content in rows)
+    # the bundle carries the original bytes; the warehouse they go into keeps them compressed
+    assert {compression for _, _, compression, _ in rows} == {"zstd"}
+    assert all(hashlib.sha256(contents.original(*stored)).hexdigest() == sha for sha, *stored in rows)
 
 
 def test_manifest_describes_the_bundle(bundle: Path):
@@ -349,6 +353,37 @@ def test_a_warehouse_file_with_a_forged_sha256_or_mart_imports_only_what_its_byt
     assert only_imported == 0 and only_source > 0  # the victim's rows are missing, nothing forged is there
     assert main(["--db", str(db), "ingest", str(sample_fio[0]), "--disk", "genuine"]) == 0
     assert file_id in _stored_ids(db)
+
+
+def test_a_warehouse_files_compressed_bytes_are_checked_decompressed(source: Path, tmp_path: Path, sample_fio):
+    """A warehouse keeps the files' bytes compressed: `kneepoint import` of one decompresses each file's frame and
+    checks it against the file's sha256. A frame of other bytes of the same size, and bytes that are no frame at
+    all, are refused; every other file imports and reads back as the tool wrote it."""
+    laptop, con, first, first_id = _laptop_with_victim(source, tmp_path, sample_fio[0].name)
+    try:
+        (second, second_id) = con.execute(
+            "SELECT name, file_id FROM raw_files WHERE name = ?", [sample_fio[1].name]
+        ).fetchone()
+        size = sample_fio[0].stat().st_size
+        other = contents.compress(b"x" * size).to_pybytes()
+        part = _base_table("raw_file_contents")
+        con.execute(f"UPDATE {part} SET content = ? WHERE file_id = ?", [other, first_id])
+        con.execute(f"UPDATE {part} SET content = 'no frame'::BLOB WHERE file_id = ?", [second_id])
+        files = con.execute("SELECT count(*) FROM raw_files").fetchone()[0]
+    finally:
+        con.close()
+    db = tmp_path / "team.duckdb"
+    result = import_bundle(db, laptop, build=False)
+    refused = "not imported: its bytes do not match its sha256 (changed after export?)"
+    assert sorted(result.errors) == sorted([f"{first}: {refused}", f"{second}: {refused}"])
+    assert len(result.added) == files - 2
+    con = connect(db, read_only=True)
+    try:
+        for path in sample_fio[2:]:
+            (file_id,) = con.execute("SELECT file_id FROM raw_files WHERE name = ?", [path.name]).fetchone()
+            assert file_content(con, file_id) == (path.name, path.read_bytes())
+    finally:
+        con.close()
 
 
 def test_a_forged_mart_in_a_bundle_is_never_loaded(source: Path, bundle: Path, tmp_path: Path):

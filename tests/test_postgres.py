@@ -24,7 +24,7 @@ from kneepoint.ingest import postgres, warehouse
 from kneepoint.ingest.build import build_models
 from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import iter_paths
-from kneepoint.ingest.warehouse import connect, list_files, locate
+from kneepoint.ingest.warehouse import connect, file_content, list_files, locate
 from tests.helpers import ROOT, SAMPLE, corpus_dir
 from tests.observed import observed_logs, store_observed
 from tests.postgres import admin_execute, database_url, files_containing, new_database, password_of
@@ -196,8 +196,9 @@ def test_a_file_is_stored_once_with_its_lineage(pg_db, sample_fio):
         assert [(f["name"], f["disk"], f["host"], f["tags"]) for f in files] == [
             (p.name, "P10", "sql01", ["a"]) for p in sample_fio[:2]
         ]
-        content = con.execute("SELECT content FROM raw_file_contents WHERE file_id = ?", [files[0]["file_id"]])
-        assert bytes(content.fetchone()[0]) == sample_fio[0].read_bytes()
+        assert file_content(con, files[0]["file_id"]) == (sample_fio[0].name, sample_fio[0].read_bytes())
+        compression = con.execute("SELECT DISTINCT compression FROM raw_file_contents").fetchall()
+        assert compression == [("zstd",)]
         changes = con.execute("SELECT change FROM raw_file_changes ORDER BY change_seq").fetchall()
         assert changes == [("stored",), ("stored",)]
     finally:

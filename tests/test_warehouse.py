@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import signal
+import string
 import subprocess
 import sys
 import time
@@ -24,6 +26,7 @@ from kneepoint.ingest.load import close_pool, ingest_inputs
 from kneepoint.ingest.records import (
     ParsedFile,
 )
+from kneepoint.ingest.schema import content_part
 from kneepoint.ingest.sources import InputFile, iter_paths
 from kneepoint.ingest.warehouse import ROW_TABLES, StoreError, connect, row_counts, store_file
 from tests.helpers import ROOT, SAMPLE, corpus_dir
@@ -290,9 +293,9 @@ def test_delete_removes_every_row_of_the_file_and_the_bytes_can_come_back(tmp_pa
 
 def test_stored_bytes_go_into_parts_and_a_part_a_delete_empties_is_dropped(tmp_path, monkeypatch):
     """DuckDB rewrites a table's row group after any append to it, so the bytes are kept in parts and a store
-    appends to the last one only (ingest/contents.py). Here a part holds ~150 KB: the sample files (72-140 KB)
-    take one each, and every reader still finds every file's bytes through the view raw_file_contents."""
-    monkeypatch.setattr(contents, "CONTENT_PART_BYTES", 150_000)
+    appends to the last one only (ingest/contents.py). Here a part holds ~10 KB: the sample files (12-21 KB
+    compressed) take one each, and every reader still finds every file's bytes through the view raw_file_contents."""
+    monkeypatch.setattr(contents, "CONTENT_PART_BYTES", 10_000)
     db = tmp_path / "w.duckdb"
     paths = FIO_SAMPLES[:4]
     ids = [ingest_inputs(db, iter_paths([p]), disk="d", build=False).added[0].file_id for p in paths]
@@ -330,33 +333,84 @@ def test_stored_bytes_go_into_parts_and_a_part_a_delete_empties_is_dropped(tmp_p
         con.close()
 
 
+def _as_an_older_kneepoint_left_the_bytes(db: Path, stored: list, in_parts: bool) -> None:
+    """The stored files' bytes (FIO_SAMPLES in order) as they were, uncompressed, where an older kneepoint kept
+    them: in one part of (file_id, content) under the view (before compression), or in a table raw_file_contents
+    (before the parts); its schema to be completed by the next connect."""
+    con = duckdb.connect(str(db))
+    table = content_part(1).name if in_parts else "raw_file_contents"
+    con.execute("DROP VIEW raw_file_contents")
+    con.execute(f"DROP TABLE {content_part(1).name}")
+    if not in_parts:
+        con.execute("DROP TABLE kneepoint_content_parts")
+    con.execute(f"CREATE TABLE {table} (file_id VARCHAR PRIMARY KEY, content BLOB NOT NULL)")
+    for path, outcome in zip(FIO_SAMPLES, stored, strict=False):
+        con.execute(f"INSERT INTO {table} VALUES (?, ?)", [outcome.file_id, path.read_bytes()])
+    if in_parts:
+        con.execute(f"CREATE VIEW raw_file_contents AS SELECT file_id, content FROM {table}")
+    con.execute("DELETE FROM kneepoint_schema")
+    con.close()
+
+
 def test_an_older_warehouse_keeps_its_bytes_table_as_the_first_part(tmp_path):
     """Before the parts, raw_file_contents was one table: it becomes part 1, full, where its bytes stay."""
     db = tmp_path / "w.duckdb"
     first = ingest_inputs(db, iter_paths(FIO_SAMPLES[:2]), disk="d", build=False).added
-    con = duckdb.connect(str(db))
-    # what an older kneepoint left: the bytes in a table of that name, no parts
-    con.execute("CREATE TABLE old_contents AS SELECT * FROM raw_file_contents")
-    con.execute("DROP VIEW raw_file_contents")
-    con.execute("DROP TABLE raw_file_contents_part_00001")
-    con.execute("DROP TABLE kneepoint_content_parts")
-    con.execute("CREATE TABLE raw_file_contents (file_id VARCHAR PRIMARY KEY, content BLOB NOT NULL)")
-    con.execute("INSERT INTO raw_file_contents SELECT * FROM old_contents")
-    con.execute("DROP TABLE old_contents")
-    con.execute("DELETE FROM kneepoint_schema")
-    con.close()
+    _as_an_older_kneepoint_left_the_bytes(db, first, in_parts=False)
     later = ingest_inputs(db, iter_paths(FIO_SAMPLES[2:3]), disk="d", build=False).added
     con = connect(db)
     try:
         parts = con.execute("SELECT part, bytes_appended FROM kneepoint_content_parts ORDER BY part").fetchall()
         assert [p for p, _ in parts] == [1, 2]  # the old table is full: the new file started part 2
-        assert parts[1][1] == FIO_SAMPLES[2].stat().st_size
+        new_frame = contents.compress(FIO_SAMPLES[2].read_bytes())
+        assert parts[1][1] == new_frame.size < FIO_SAMPLES[2].stat().st_size  # counted as stored: compressed
+        kept = con.execute("SELECT file_id, compression FROM raw_file_contents ORDER BY compression NULLS FIRST")
+        assert kept.fetchall() == [(first[0].file_id, None), (first[1].file_id, None), (later[0].file_id, "zstd")]
         for path, outcome in zip(FIO_SAMPLES[:3], [*first, *later], strict=True):
             assert warehouse.file_content(con, outcome.file_id) == (path.name, path.read_bytes())
         warehouse.delete_file(con, first[0].file_id)
         assert row_counts(con, first[0].file_id)["raw_file_contents"] == 0
     finally:
         con.close()
+
+
+def test_parts_from_before_compression_keep_their_bytes_as_they_are(tmp_path):
+    """Parts made before the bytes were compressed get the column compression (NULL: their bytes as they are);
+    both kinds read back as the tool wrote them, and new files are stored compressed beside them."""
+    db = tmp_path / "w.duckdb"
+    first = ingest_inputs(db, iter_paths(FIO_SAMPLES[:2]), disk="d", build=False).added
+    _as_an_older_kneepoint_left_the_bytes(db, first, in_parts=True)
+    later = ingest_inputs(db, iter_paths(FIO_SAMPLES[2:3]), disk="d", build=False).added
+    con = connect(db, read_only=True)
+    try:
+        kept = con.execute("SELECT file_id, compression FROM raw_file_contents ORDER BY compression NULLS FIRST")
+        assert sorted(kept.fetchall()[:2]) == sorted((o.file_id, None) for o in first)
+        for path, outcome in zip(FIO_SAMPLES[:3], [*first, *later], strict=True):
+            assert warehouse.file_content(con, outcome.file_id) == (path.name, path.read_bytes())
+    finally:
+        con.close()
+
+
+def test_a_stored_file_is_compressed_and_its_frame_is_checked_against_its_size(tmp_path):
+    """The bytes are stored as a zstd frame of raw_files.size_bytes bytes: a text log shrinks several times, and
+    a frame that does not decompress to that size is refused, never returned cut or padded."""
+    db = tmp_path / "w.duckdb"
+    path = SAMPLE / "sqlio" / "synthetic-p10-sweep.txt"
+    (added,) = ingest_inputs(db, iter_paths([path]), disk="d", build=False).added
+    con = connect(db, read_only=True)
+    try:
+        content, compression, size_bytes = con.execute(
+            "SELECT c.content, c.compression, f.size_bytes FROM raw_file_contents c JOIN raw_files f USING (file_id)"
+        ).fetchall()[0]
+    finally:
+        con.close()
+    assert compression == "zstd" and size_bytes == path.stat().st_size
+    assert len(content) * 4 < size_bytes
+    assert contents.original(content, compression, size_bytes) == path.read_bytes()
+    with pytest.raises(OSError):
+        contents.original(content, compression, size_bytes + 1)
+    with pytest.raises(ValueError, match="cannot read"):
+        contents.original(content, "brotli", size_bytes)
 
 
 def test_resolve_file_id_takes_a_unique_prefix(tmp_path):
@@ -711,11 +765,18 @@ def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
 
 
 def test_stored_bytes_come_back_whole_large_files_among_small_ones(tmp_path: Path):
-    """Large files go to Arrow without a copy (warehouse.ZERO_COPY_BYTES), small ones copied into one chunk: in
-    one batch, in any order, every file's stored bytes are its own."""
+    """Large frames go to Arrow without a copy (contents.ZERO_COPY_BYTES), small ones copied into one chunk: in
+    one batch, in any order, every file's stored bytes are its own. The padding is random letters, which
+    compress to about three quarters: the large files' frames stay large."""
     sqlio = (SAMPLE / "sqlio" / "synthetic-p10-sweep.txt").read_bytes()
-    sizes = [0, 2 * warehouse.ZERO_COPY_BYTES, 10, warehouse.ZERO_COPY_BYTES, 3 * warehouse.ZERO_COPY_BYTES, 1]
-    inputs = [InputFile(f"f{i}.txt", sqlio + b"\n" + b" " * pad) for i, pad in enumerate(sizes)]
+    sizes = [0, 2 * contents.ZERO_COPY_BYTES, 10, 2 * contents.ZERO_COPY_BYTES, 4 * contents.ZERO_COPY_BYTES, 1]
+    rng = random.Random(7)
+    inputs = [
+        InputFile(f"f{i}.txt", sqlio + b"\n# " + "".join(rng.choices(string.ascii_letters, k=pad)).encode())
+        for i, pad in enumerate(sizes)
+    ]
+    frames = [contents.compress(i.data).size for i in inputs]
+    assert sum(f >= contents.ZERO_COPY_BYTES for f in frames) == 3
     db = tmp_path / "w.duckdb"
     report = ingest_inputs(db, inputs, disk="d", build=False)
     assert len(report.added) == len(inputs)

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from kneepoint.app.sharing.anonymize import Share, shared_warehouse
-from kneepoint.ingest import __version__, schema
+from kneepoint.ingest import __version__, contents, schema
 from kneepoint.ingest.labels import LabelError, check_labels
 from kneepoint.ingest.sources import Limits, MiB
 from kneepoint.ingest.units import PROJECT_ROOT
@@ -119,6 +119,9 @@ def bundle_bytes(share: Share, report_html: str | None = None) -> bytes:
         for t in RAW_TABLES:
             if t == "raw_file_contents" and share.anonymized:
                 continue  # the original bytes hold every name the anonymization replaced
+            if t == "raw_file_contents":
+                tables[f"raw/{t}.parquet"] = _original_bytes(con)
+                continue
             # Every column in the order: the same warehouse gives the same bytes.
             order = ", ".join(schema.TABLES[t].column_names)
             tables[f"raw/{t}.parquet"] = con.sql(f"SELECT * FROM {t} ORDER BY {order}").to_arrow_table()
@@ -165,6 +168,21 @@ def bundle_bytes(share: Share, report_html: str | None = None) -> bytes:
         }
         zf.writestr(MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False))
     return buf.getvalue()
+
+
+def _original_bytes(con: Connection) -> pa.Table:
+    """raw_file_contents as a bundle carries it: each file's bytes as the tool wrote them (the warehouse keeps them
+    compressed), so that any kneepoint can read them and an import checks them against their sha256."""
+    rows = con.execute(
+        "SELECT c.file_id, c.content, c.compression, f.size_bytes FROM raw_file_contents c "
+        "JOIN raw_files f USING (file_id) ORDER BY c.file_id"
+    ).fetchall()
+    return pa.table(
+        {
+            "file_id": pa.array([r[0] for r in rows], pa.string()),
+            "content": contents.binary_column([contents.original(*r[1:]) for r in rows]),
+        }
+    )
 
 
 def _parquet(table: pa.Table) -> bytes:
@@ -385,9 +403,17 @@ def _import_files(
 ) -> None:
     stored = dict(con.execute("SELECT sha256, file_id FROM raw_files").fetchall())
     has_contents = "raw_file_contents" in columns
+    # A bundle carries the original bytes; a warehouse file (of this version) keeps them compressed: those are
+    # checked file by file, decompressed.
+    compressed = "c.compression" if "compression" in columns.get("raw_file_contents", ()) else "NULL"
     files = source.execute(
         "SELECT f.file_id, f.name, f.sha256, f.disk, f.host, f.tags, f.notes"
-        + (", c.content IS NOT NULL, coalesce(sha256(c.content) = f.sha256, false)" if has_contents else "")
+        + (
+            f", c.content IS NOT NULL, {compressed} IS NOT NULL OR coalesce(sha256(c.content) = f.sha256, false)"
+            + f", {compressed} IS NOT NULL"
+            if has_contents
+            else ""
+        )
         + " FROM raw_files f"
         + (" LEFT JOIN raw_file_contents c USING (file_id)" if has_contents else "")
         + " ORDER BY f.ingested_at, f.name, f.file_id"
@@ -395,6 +421,8 @@ def _import_files(
     tables = [t for t in RAW_TABLES if t in columns]
     for file_id, name, sha256, disk, host, tags, notes, *content in files:
         entry = {**entries.get(file_id, {}), "file_id": file_id, "name": name, "disk": disk}
+        if has_contents and content.pop():
+            content[1] = _decompressed_matches(source, file_id, sha256)
         if not has_contents and not result.anonymized:
             content = [False, False]  # no bytes to prove the sha256 by: only an anonymized bundle goes without
         problem = _file_problem(file_id, sha256, disk, host, tags, notes, content, result.anonymized)
@@ -415,6 +443,20 @@ def _import_files(
         stored[sha256] = file_id
         result.added.append(entry)
         _say(progress, f"added: {name} (disk {disk})")
+
+
+def _decompressed_matches(source: duckdb.DuckDBPyConnection, file_id: str, sha256: str) -> bool:
+    """Whether a file's compressed bytes in a warehouse file decompress to bytes of its sha256."""
+    content, compression, size_bytes = source.execute(
+        "SELECT c.content, c.compression, f.size_bytes FROM raw_file_contents c JOIN raw_files f USING (file_id) "
+        "WHERE file_id = ?",
+        [file_id],
+    ).fetchall()[0]
+    try:
+        data = contents.original(content, compression, size_bytes)
+    except (ValueError, OSError, pa.ArrowException):
+        return False  # an unknown codec, a frame that is not one, or not of the size raw_files says
+    return hashlib.sha256(data).hexdigest() == sha256
 
 
 def _file_problem(

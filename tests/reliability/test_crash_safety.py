@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kneepoint.ingest.contents import original
 from kneepoint.ingest.warehouse import ROW_TABLES, connect
 from tests.browsing import ARTIFACTS
 from tests.helpers import ROOT
@@ -174,9 +175,12 @@ def rows_per_file(db: Path) -> tuple[dict[str, dict[str, int]], int, list[tuple[
                 assert file_id in out, f"{table} holds rows of file {file_id}, which is not in raw_files"
                 out[file_id][table] = n
         contents = con.execute("SELECT count(*) FROM raw_file_contents").fetchall()[0][0]
-        hashes = con.execute(
-            "SELECT f.sha256, sha256(c.content) FROM raw_files f JOIN raw_file_contents c USING (file_id)"
+        stored_bytes = con.execute(
+            "SELECT f.sha256, c.content, c.compression, f.size_bytes FROM raw_files f "
+            "JOIN raw_file_contents c USING (file_id)"
         ).fetchall()
+        # the sha256 of the bytes as the tool wrote them (the warehouse keeps them compressed)
+        hashes = [(sha256, hashlib.sha256(original(*kept)).hexdigest()) for sha256, *kept in stored_bytes]
         files, distinct = con.execute("SELECT count(*), count(DISTINCT sha256) FROM raw_files").fetchall()[0]
     finally:
         con.close()
