@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+import duckdb
+
 from kneepoint.ingest import formats
 from kneepoint.ingest.build import BuildResult, build_models, warm_up
 from kneepoint.ingest.errors import ParseError, ReadOnlyWarehouse, WarehouseBusy
@@ -284,11 +286,12 @@ def kept_open(db: Location) -> Iterator[None]:
     """Keep a DuckDB warehouse open while one page runs. Opening the file costs ~15 ms and a page reads it 10 to
     20 times, each read opening and closing it: with one connection kept, the reads share the open database.
     Another process gets the write lock between two page runs instead of between two reads. Nothing is kept
-    where the file does not exist yet (a read must not create it), another process holds it, or this account may
-    not write it: the reads open and close as before. PostgreSQL: nothing to keep."""
+    where the file does not exist yet (a read must not create it), another process holds it, this account may not
+    write it, or another thread of this process is closing it that moment (a build's end): the reads open and close
+    as before. PostgreSQL: nothing to keep."""
     with ExitStack() as stack:
         if not is_postgres(db) and exists(db) and os.access(db, os.W_OK):
-            with suppress(WarehouseBusy, ReadOnlyWarehouse):
+            with suppress(WarehouseBusy, ReadOnlyWarehouse, duckdb.Error):
                 stack.enter_context(holding_warehouse(db, wait_s=0))
         yield
 
