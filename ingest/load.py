@@ -477,9 +477,8 @@ def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile 
         size += len(item.data) if isinstance(item, InputFile) else 0
         del item  # else it holds this input's bytes while the next one is read
         if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
-            # handed over without a reference kept here: the caller lets go of the bytes once they are parsed
-            full, chunk, size = [chunk], [], 0
-            yield full.pop()
+            yield chunk
+            chunk, size = [], 0
     if chunk:
         yield chunk
 

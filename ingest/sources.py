@@ -102,11 +102,7 @@ def _read_path(path: Path, limits: Limits) -> Iterator[InputFile | InputError]:
     elif len(data) > limits.max_file_bytes:
         yield InputError(str(path), _too_big(len(data), limits))
     else:
-        # Handed over without a reference kept here: the caller may let go of the bytes once the file is parsed,
-        # not only when the next input is read (a 190 MB file would be held while it is stored).
-        found = [InputFile(str(path), data)]
-        del data
-        yield found.pop()
+        yield InputFile(str(path), data)
 
 
 def iter_upload(name: str, data: bytes, limits: Limits = Limits()) -> Iterator[InputFile | InputError]:
@@ -175,9 +171,8 @@ def _zip_entries(name: str, zf: zipfile.ZipFile, limits: Limits) -> Iterator[Inp
         if content[:2] == b"PK":
             yield InputError(label, "zip inside a zip: unpack it first")
             continue
-        found = [InputFile(label, content)]
-        del content  # handed over without a reference kept here, as _read_path does
-        yield found.pop()
+        yield InputFile(label, content)
+        del content  # else it holds this entry's bytes while the next one is inflated
 
 
 def _zip_error(exc: BaseException) -> str:
