@@ -8,7 +8,7 @@
         materialized='incremental',
         incremental_strategy='replace_changed',
         unique_key='file_id',
-        indexes=kp_key_indexes('file_id'),
+        indexes=kp_key_indexes('file_id', looked_up_by=['series_id']),
         pre_hook=["{{ remember_changed_series() }}", "{{ remember_changed_disks() }}"],
         post_hook=["{{ remember_changed_series() }}", "{{ remember_changed_disks() }}"],
     )

@@ -9,11 +9,13 @@
 -- Its key is (io_result_id, point_index), without a column of its own: a text key made of the two (63M strings at
 -- 10M fact rows) cost a quarter of the model's time, and its test as much again.
 -- Incremental by file, like the facts it reads.
--- Its join of every histogram point with its record needs more memory than the other models (macros/portable.sql).
+-- Its join of every histogram point with its record needs more memory than the other models, and on PostgreSQL no
+-- nested loop (macros/portable.sql).
 {{ config(
     materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
     indexes=kp_key_indexes('file_id'),
-    pre_hook="{{ kp_memory_limit(1500) }}", post_hook="{{ kp_memory_limit() }}"
+    pre_hook=["{{ kp_memory_limit(1500) }}", "{{ kp_without_nested_loops() }}"],
+    post_hook=["{{ kp_memory_limit() }}", "{{ kp_nested_loops_again() }}"]
 ) }}
 -- Read twice (histogram points, printed points): scanning the table twice is cheaper than holding a copy.
 with io_results as not materialized (
