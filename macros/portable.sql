@@ -39,13 +39,35 @@
     ({{ expr }} not in ('Infinity'::double precision, '-Infinity'::double precision, 'NaN'::double precision))
 {%- endmacro %}
 
-{#- A 64-bit hash of the values of a list of expressions (tests/dbt/generic/unique_by_hash). -#}
-{% macro kp_hash(exprs) -%}
-    {{ return(adapter.dispatch('kp_hash', 'kneepoint')(exprs)) }}
+{#- The rows of `model` whose `columns` repeat, with how often (tests/dbt/generic/unique_by_hash, which says why).
+    DuckDB groups by a 64-bit hash of the key, then compares the rows of a hash seen twice by value; PostgreSQL
+    groups by value. -#}
+{% macro kp_repeated_keys(model, columns) -%}
+    {{ return(adapter.dispatch('kp_repeated_keys', 'kneepoint')(model, columns)) }}
 {%- endmacro %}
-{% macro duckdb__kp_hash(exprs) -%} hash({{ exprs | join(', ') }}) {%- endmacro %}
-{% macro postgres__kp_hash(exprs) -%}
-    hashtextextended(concat_ws(chr(31){% for e in exprs %}, cast({{ e }} as text){% endfor %}), 0)
+{% macro duckdb__kp_repeated_keys(model, columns) -%}
+with repeated_hashes as (
+    select hash({{ columns | join(', ') }}) as key_hash
+    from {{ model }}
+    group by key_hash
+    having count(*) > 1
+)
+
+select
+    {{ columns | join(', ') }},
+    count(*) as n_records
+from {{ model }}
+where hash({{ columns | join(', ') }}) in (select key_hash from repeated_hashes)
+group by {{ columns | join(', ') }}
+having count(*) > 1
+{%- endmacro %}
+{% macro postgres__kp_repeated_keys(model, columns) -%}
+select
+    {{ columns | join(', ') }},
+    count(*) as n_records
+from {{ model }}
+group by {{ columns | join(', ') }}
+having count(*) > 1
 {%- endmacro %}
 
 {#- Per value of `key`, the `value` of the row that comes first in the `order` list of expressions (a total order:

@@ -21,7 +21,7 @@ from kneepoint.app.cli.saturation import saturation_rows
 from kneepoint.app.sample import sample_sets
 from kneepoint.app.sharing.bundle import export_bundle, import_bundle, mart_names
 from kneepoint.ingest import postgres, warehouse
-from kneepoint.ingest.build import build_models
+from kneepoint.ingest.build import build_models, run_model_tests
 from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import iter_paths
 from kneepoint.ingest.warehouse import connect, file_content, list_files, locate
@@ -222,6 +222,25 @@ def test_relabel_delete_and_incremental_builds_match_a_full_refresh(pg_db, sampl
     assert result.success and result.kind == "full", result
     for m in mart_names():
         assert_same_rows(m, incremental[m], _rows(pg_db, f"SELECT * FROM {m}"))
+
+
+def test_the_latency_point_tests_fire_on_postgresql(pg_db, sample_fio):
+    """The latency curves' tests have a PostgreSQL body of their own (a repeated key grouped by value; each point set
+    read once): a repeated point and a percentile past 100 are each found (passing is the build)."""
+    ingest_inputs(pg_db, iter_paths(sample_fio[:2]), disk="A")
+    assert build_models(pg_db, all_tests=True).success
+    con = connect(pg_db)
+    try:
+        con.execute("INSERT INTO fct_latency_distribution SELECT * FROM fct_latency_distribution LIMIT 1")
+        con.execute(
+            "UPDATE fct_latency_distribution SET percentile = 150 WHERE (io_result_id, point_index) = "
+            "(SELECT io_result_id, max(point_index) FROM fct_latency_distribution GROUP BY 1 ORDER BY 1 LIMIT 1)"
+        )
+    finally:
+        con.close()
+    failures = run_model_tests(pg_db, ["test_name:unique_by_hash", "assert_latency_distribution_is_a_curve"])
+    for failed in ("unique_fct_latency_distribution_point", "assert_latency_distribution_is_a_curve"):
+        assert any(failed in f for f in failures), failures
 
 
 # -- many uploaders ----------------------------------------------------------------------------------------------
