@@ -85,7 +85,7 @@ labelled as (
 
 final as (
     select
-        file_id || ':' || record_index as io_result_id,
+        {{ io_result_id() }} as io_result_id,
         {{ saturation_series_id() }} as series_id,
         disk_key,
         disk,

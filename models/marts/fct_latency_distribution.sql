@@ -9,17 +9,18 @@
 -- Its key is (io_result_id, point_index), without a column of its own: a text key made of the two (63M strings at
 -- 10M fact rows) cost a quarter of the model's time, and its test as much again.
 -- Incremental by file, like the facts it reads.
--- Its join of every histogram point with its record needs more memory than the other models, and on PostgreSQL no
--- nested loop (macros/portable.sql).
+-- Numbering every histogram point needs more memory than the other models, and on PostgreSQL finding the records
+-- without a histogram needs a plan without nested loops (macros/portable.sql).
 {{ config(
     materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
     indexes=kp_key_indexes('file_id'),
     pre_hook=["{{ kp_memory_limit(1500) }}", "{{ kp_without_nested_loops() }}"],
     post_hook=["{{ kp_memory_limit() }}", "{{ kp_nested_loops_again() }}"]
 ) }}
--- Read twice (histogram points, printed points): scanning the table twice is cheaper than holding a copy.
-with io_results as not materialized (
-    select * from {{ ref('fct_io_results') }}
+-- The staged records, not fct_io_results: the points need only a run's key and printed percentiles, so this model
+-- (the longest of a full build) runs beside the facts instead of after them.
+with io_records as (
+    select * from {{ ref('stg_io_records') }}
     where {{ in_changed_files() }}
 ),
 
@@ -75,11 +76,11 @@ from_histograms as (
 
 -- The printed percentiles of the records without a histogram curve, in rising order, the missing ones left out.
 without_histogram as (
-    select io_results.*
-    from io_results
+    select io_records.*
+    from io_records
     where not exists (
         select 1 from from_histograms as h
-        where h.point_index = 0 and h.file_id = io_results.file_id and h.record_index = io_results.record_index
+        where h.point_index = 0 and h.file_id = io_records.file_id and h.record_index = io_records.record_index
     )
 ),
 
@@ -90,7 +91,7 @@ printed as (
         (99.0, 'latency_p99_ms'), (99.9, 'latency_p999_ms'), (100.0, 'latency_max_ms'),
     ] %}
     select
-        r.io_result_id,
+        {{ io_result_id('r.file_id', 'r.record_index') }} as io_result_id,
         r.file_id,
         p.point_index,
         cast(p.percentile as double precision) as percentile,
@@ -107,19 +108,20 @@ printed as (
 ),
 
 final as (
+    -- A histogram is stored with its record, in the same transaction, so its points need no join to find their
+    -- run (the relationship test in _readings.yml checks that every point has one).
     select
-        io.io_result_id,
-        h.point_index,
-        h.percentile,
-        h.latency_ms,
-        h.curve_source,
-        h.histogram_kind,
-        h.bucket_share_pct,
-        h.bucket_ios,
-        h.histogram_ios,
-        io.file_id
-    from from_histograms as h
-    inner join io_results as io using (file_id, record_index)
+        {{ io_result_id() }} as io_result_id,
+        point_index,
+        percentile,
+        latency_ms,
+        curve_source,
+        histogram_kind,
+        bucket_share_pct,
+        bucket_ios,
+        histogram_ios,
+        file_id
+    from from_histograms
 
     union all
 
