@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,9 @@ from bench.harness import BENCH_DIR, STAGES, log, run
 
 
 def main(argv: list[str] | None = None) -> int:
+    # `kill PID` ends the run through its `finally`s, which stop the PostgreSQL server it started (a server in its
+    # own session outlives a run killed outright).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0].startswith("-"):
         argv.insert(0, "run")
