@@ -160,6 +160,10 @@ def run_child(cmd: list[str], env: dict[str, str] | None, stdout: Any, stderr: A
     memory = TreeMemory(proc.pid)
     try:
         _, status, usage = os.wait4(proc.pid, 0)
+    except BaseException:  # the run was stopped (Ctrl-C, SIGTERM): the measured command stops with it
+        proc.kill()
+        proc.wait()
+        raise
     finally:
         tree_peak = memory.stop()
     wall = time.perf_counter() - t0

@@ -19,6 +19,7 @@ On DuckDB the 16 uploaders take turns at the file (one writer at a time): they w
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,7 @@ class Server:
     url: str | None
     why_not: str = ""
     started_pid: int | None = None
+    started_in: Path | None = None
     password: str = ""  # for the children's $PGPASSWORD only
 
     def database(self, name: str) -> str:
@@ -57,6 +59,9 @@ class Server:
 
             stop(self.started_pid)
             self.started_pid = None
+        if self.started_in is not None:  # its data directory holds every size's warehouse: gigabytes
+            shutil.rmtree(self.started_in, ignore_errors=True)
+            self.started_in = None
 
 
 def server(log: Log) -> Server:
@@ -64,7 +69,7 @@ def server(log: Log) -> Server:
     from kneepoint.ingest.postgres import Target
 
     url = os.environ.get("KNEEPOINT_BENCH_POSTGRES") or os.environ.get("KNEEPOINT_TEST_POSTGRES")
-    pid = None
+    pid = base = None
     if not url:
         from tests import postgres_server
 
@@ -76,7 +81,7 @@ def server(log: Log) -> Server:
         url, pid = started.url, started.pid
         log(f"team: started a throwaway PostgreSQL server (pid {pid})")
     target = Target(url)
-    return Server(target.url_without_password(), started_pid=pid, password=target.password)
+    return Server(target.url_without_password(), started_pid=pid, started_in=base, password=target.password)
 
 
 def new_database(url: str) -> None:
