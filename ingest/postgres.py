@@ -13,6 +13,7 @@ as `postgresql://user@host:5432/dbname`, and `mask` takes a password out of any 
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -86,8 +87,6 @@ class Target:
     @property
     def password(self) -> str:
         """The URL's password, else $PGPASSWORD, else '' (libpq then reads ~/.pgpass)."""
-        import os
-
         return self._params.get("password") or os.environ.get("PGPASSWORD", "")
 
     def connect_kwargs(self) -> dict[str, str]:
@@ -119,27 +118,111 @@ class Target:
         return str(self)
 
 
+def _new_session(target: Target) -> Any:
+    """A new psycopg2 connection: autocommit, as DuckDB (`BEGIN` ... `COMMIT` make a transaction), NUMERIC as float."""
+    import psycopg2
+    import psycopg2.extensions
+
+    try:
+        con = psycopg2.connect(**target.connect_kwargs(), application_name="kneepoint", connect_timeout=10)
+    except psycopg2.Error as exc:
+        raise WarehouseFailure(f"cannot reach the warehouse {target}: {mask(_message(exc))}") from None
+    con.autocommit = True
+    numeric_as_float = psycopg2.extensions.new_type(
+        psycopg2.extensions.DECIMAL.values, "KP_NUMERIC", lambda v, _cur: None if v is None else float(v)
+    )
+    psycopg2.extensions.register_type(numeric_as_float, con)
+    return con
+
+
+def _session_key(target: Target, read_only: bool) -> tuple:
+    """Which idle sessions a connect may take: the same server, database, role and password, the same mode."""
+    return (tuple(sorted(target.connect_kwargs().items())), target.password, read_only)
+
+
+class _IdleSessions:
+    """Sessions this process has closed, kept open for its next connect to the same warehouse.
+
+    A new session costs a fork, a SCRAM handshake and a cold catalog cache on the server, ~10 ms of CPU on the two
+    sides, and one command opens several in turn (its build's lock session, each build phase, the fits, the
+    record of what was built): 16 uploaders on one server spent a tenth of the machine's CPU on them. A session
+    given back is reset with DISCARD ALL, which ends what its user left behind: settings, session advisory locks
+    (a build's lock is let go at close, as before), temporary tables, prepared statements."""
+
+    KEEP = 4  # per warehouse and mode: a command holds at most three at once (lock session, a phase, a read)
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._idle: dict[tuple, list[Any]] = {}
+        self._closing_at_exit = False
+        self._pid = os.getpid()
+
+    def take(self, key: tuple) -> Any | None:
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: its parent's sessions are not its own to use
+                self._idle, self._pid = {}, os.getpid()
+            sessions = self._idle.get(key)
+            return sessions.pop() if sessions else None
+
+    def give_back(self, key: tuple, con: Any) -> None:
+        import psycopg2.extensions
+
+        try:
+            if con.info.transaction_status != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+                con.cursor().execute("ROLLBACK")  # a `BEGIN` of the caller's, left open by an error
+            con.cursor().execute("DISCARD ALL")
+        except psycopg2.Error:
+            con.close()
+            return
+        with self._lock:
+            sessions = self._idle.setdefault(key, [])
+            if len(sessions) < self.KEEP:
+                sessions.append(con)
+                con = None
+            if not self._closing_at_exit:
+                import atexit
+
+                atexit.register(self.close_all)
+                self._closing_at_exit = True
+        if con is not None:
+            con.close()
+
+    def close_all(self) -> None:
+        with self._lock:
+            sessions = [con for kept in self._idle.values() for con in kept]
+            self._idle.clear()
+        for con in sessions:
+            con.close()
+
+
+_IDLE_SESSIONS = _IdleSessions()
+
+
 class Connection:
     """A psycopg2 connection that speaks kneepoint's subset of DuckDB's connection API (see the module).
 
     Autocommit, as DuckDB: a statement commits alone, and `BEGIN` ... `COMMIT` (ingest/warehouse.py `transaction`)
-    makes a transaction. Numbers of type NUMERIC come back as float, as DuckDB's DOUBLE does."""
+    makes a transaction. Numbers of type NUMERIC come back as float, as DuckDB's DOUBLE does. Closing it gives its
+    session back to this process's idle ones (_IdleSessions)."""
 
     def __init__(self, target: Target, read_only: bool = False) -> None:
-        import psycopg2
-        import psycopg2.extensions
-
-        try:
-            self._con = psycopg2.connect(**target.connect_kwargs(), application_name="kneepoint", connect_timeout=10)
-        except psycopg2.Error as exc:
-            raise WarehouseFailure(f"cannot reach the warehouse {target}: {mask(_message(exc))}") from None
-        self._con.autocommit = True
-        numeric_as_float = psycopg2.extensions.new_type(
-            psycopg2.extensions.DECIMAL.values, "KP_NUMERIC", lambda v, _cur: None if v is None else float(v)
-        )
-        psycopg2.extensions.register_type(numeric_as_float, self._con)
-        self._cur = self._con.cursor()
         self.target = target
+        self._key = _session_key(target, read_only)
+        self._con = _IDLE_SESSIONS.take(self._key)
+        if self._con is not None:
+            try:
+                self._cur = self._con.cursor()
+                self._start_session(read_only)
+                return
+            except DatabaseError:  # the server ended it meanwhile (a restart, an idle timeout): a new one
+                self._con.close()
+        self._con = _new_session(target)
+        self._cur = self._con.cursor()
+        self._start_session(read_only)
+
+    def _start_session(self, read_only: bool) -> None:
         # JIT compilation cost ~1 s per statement of kneepoint's and paid off in none.
         self.execute(f"SET search_path TO {SCHEMA}; SET TIME ZONE 'UTC'; SET jit = off")
         if read_only:
@@ -148,6 +231,8 @@ class Connection:
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Connection:
         import psycopg2
 
+        if self._cur is None:  # its session may be another Connection's by now
+            raise WarehouseFailure(f"the connection to {self.target} is closed")
         try:
             if params:
                 self._cur.execute(placeholders(sql), list(params))
@@ -193,11 +278,15 @@ class Connection:
             raise _translate(exc) from None
 
     def close(self) -> None:
-        self._con.close()
+        """Ends the session as far as the server's state goes (its settings, locks and open transaction); the
+        connection itself is kept for this process's next one to the same warehouse."""
+        con, self._con, self._cur = self._con, None, None
+        if con is not None and not con.closed:
+            _IDLE_SESSIONS.give_back(self._key, con)
 
     @property
     def closed(self) -> bool:
-        return bool(self._con.closed)
+        return self._con is None or bool(self._con.closed)
 
 
 class _Result:

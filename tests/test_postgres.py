@@ -22,6 +22,7 @@ from kneepoint.app.sample import sample_sets
 from kneepoint.app.sharing.bundle import export_bundle, import_bundle, mart_names
 from kneepoint.ingest import postgres, warehouse
 from kneepoint.ingest.build import build_models, run_model_tests
+from kneepoint.ingest.errors import DatabaseError
 from kneepoint.ingest.load import ingest_inputs
 from kneepoint.ingest.sources import iter_paths
 from kneepoint.ingest.warehouse import connect, file_content, list_files, locate
@@ -423,6 +424,46 @@ def test_the_password_is_never_shown_stored_or_reported(pg_url, tmp_path, sample
             assert hits == (0,), f"{table}.{column}"
     finally:
         con.close()
+
+
+def test_a_closed_connections_session_serves_the_next_one_with_nothing_left_of_its_use(pg_db):
+    """A command opens several connections in turn; their sessions are reused, reset: a lock, a setting or an open
+    transaction of one user never reaches the next, and a read-only session is never handed to a writer."""
+    first = connect(pg_db)
+    backend = first.execute("SELECT pg_backend_pid()").fetchone()[0]
+    first.execute("SELECT pg_advisory_lock(?)", [warehouse.BUILD_LOCK_KEY])
+    first.execute("SET work_mem = '1MB'")
+    first.execute("BEGIN")
+    first.execute("CREATE TABLE left_open (x int)")
+    first.close()
+    assert first.closed
+    with pytest.raises(DatabaseError, match="closed"):
+        first.execute("SELECT 1")
+
+    second = connect(pg_db)
+    try:
+        assert second.execute("SELECT pg_backend_pid()").fetchone()[0] == backend  # reused, not a new session
+        assert second.execute("SHOW work_mem").fetchone()[0] != "1MB"
+        assert second.execute("SELECT to_regclass('left_open')").fetchone()[0] is None  # rolled back
+        assert second.execute("SHOW search_path").fetchone()[0] == postgres.SCHEMA  # the session's own settings
+        other = postgres.Connection(pg_db)  # another session: the build lock is free
+        try:
+            assert other.execute("SELECT pg_try_advisory_lock(?)", [warehouse.BUILD_LOCK_KEY]).fetchone()[0]
+        finally:
+            other.close()
+    finally:
+        second.close()
+
+    reader = connect(pg_db, read_only=True)
+    read_only_backend = reader.execute("SELECT pg_backend_pid()").fetchone()[0]
+    reader.close()
+    writers = [connect(pg_db) for _ in range(3)]  # more than the idle read-write sessions
+    try:
+        assert read_only_backend not in [w.execute("SELECT pg_backend_pid()").fetchone()[0] for w in writers]
+        writers[-1].execute("CREATE TABLE written (x int)")
+    finally:
+        for w in writers:
+            w.close()
 
 
 def test_a_location_prints_without_its_password():
