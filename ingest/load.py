@@ -150,6 +150,7 @@ def _prepare(name: str, data: bytes, labels: _Labels) -> _Prepared:
         parsed = formats.parse_bytes(data, name, labels.fmt, dict(labels.options) or None)
     except ParseError as exc:
         return _Prepared(None, error=str(exc))
+    tool_version = parsed.tool_version  # of its records, which prepare_file takes
     try:
         sha256 = hashlib.sha256(data).hexdigest()
         prepared = prepare_file(
@@ -162,10 +163,11 @@ def _prepare(name: str, data: bytes, labels: _Labels) -> _Prepared:
             labels.tags,
             labels.notes,
             dict(labels.options),
+            take_records=True,
         )
     except StoreError as exc:
         return _Prepared(None, error=f"{name}: not stored ({parsed.format}): {exc.reason}")
-    return _Prepared(prepared, parsed.tool_version, list(parsed.warnings))
+    return _Prepared(prepared, tool_version, list(parsed.warnings))
 
 
 def ingest_inputs(
