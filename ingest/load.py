@@ -479,8 +479,9 @@ def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile 
         size += len(item.data) if isinstance(item, InputFile) else 0
         del item  # else it holds this input's bytes while the next one is read
         if len(chunk) >= CHUNK_FILES or size >= CHUNK_BYTES:
-            yield chunk
-            chunk, size = [], 0
+            # handed on without a reference kept here: the caller lets go of the bytes once they are parsed
+            full, chunk, size = [chunk], [], 0
+            yield full.pop()
     if chunk:
         yield chunk
 
