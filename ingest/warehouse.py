@@ -925,20 +925,26 @@ def _table(table: str, columns: dict[str, list | pa.ChunkedArray], n: int | None
 
 
 # Row-table columns that repeat a few values row after row (a file's id on each of its rows, a histogram's unit and
-# kind, a metadata key) are Arrow dictionaries, an index a row: a 100 MB SQLIO log's 3.4M histogram rows held
-# 120 MB of repeated strings. DuckDB and PostgreSQL's COPY read them as the strings they stand for.
-_REPEATED = frozenset({"file_id", "bound_unit", "kind", "key"})
+# kind, a run's metadata, its tool and units) are Arrow dictionaries, an index a row: a 100 MB SQLIO log's 3.4M
+# histogram rows held 120 MB of repeated strings. DuckDB and PostgreSQL's COPY read them as the strings they stand for.
+_REPEATED = {
+    "raw_io_records": {
+        "file_id", "tool", "pattern", "operation", "direction", "throughput_unit", "latency_unit", "tool_version",
+        "target",
+    },
+    "raw_run_metadata": {"file_id", "key", "value"},
+    "raw_latency_histograms": {"file_id", "bound_unit", "kind"},
+}  # fmt: skip
 
 
 @cache
 def _prepared_schema(table: str) -> pa.Schema:
-    """The Arrow schema of a table's prepared rows: schema.arrow_schema's, with the _REPEATED columns of the row
-    tables as dictionaries."""
+    """The Arrow schema of a table's prepared rows: schema.arrow_schema's, with the _REPEATED columns (of the other
+    row tables: file_id) as dictionaries."""
     arrow_schema = schema.arrow_schema(table, prepared=True)
-    if table not in ROW_TABLES:
-        return arrow_schema
+    repeated = _REPEATED.get(table, {"file_id"} if table in ROW_TABLES else set())
     return pa.schema(
-        [f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in _REPEATED else f for f in arrow_schema]
+        [f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in repeated else f for f in arrow_schema]
     )
 
 
