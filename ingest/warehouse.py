@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
+from itertools import groupby
 from operator import attrgetter
 from pathlib import Path
 
@@ -41,6 +43,7 @@ from kneepoint.ingest.records import (
     ParsedFile,
     QueryIoRecord,
     QueryTimeRecord,
+    Record,
     WaitRecord,
 )
 from kneepoint.ingest.schema import RAW_TABLES as _RAW_TABLE_DECLARATIONS
@@ -394,7 +397,8 @@ class StoreResult:
 @dataclass(slots=True)
 class FileRows:
     """A parsed file's rows for the raw tables, still as Python values. `raw_tables` turns the rows of many files
-    into Arrow at once: one `pa.array` per column and batch of files, not one per file."""
+    into Arrow at once: one `pa.array` per column and batch of files, not one per file. A file of many records has
+    its row tables in Arrow already (`tables`, made by prepare_file a slice at a time), and no Python rows."""
 
     file: dict[str, object]  # raw_files' row
     content: bytes
@@ -407,8 +411,12 @@ class FileRows:
     intervals: list[tuple[int, IntervalRecord]]
     waits: list[tuple[int, WaitRecord]]
     loads: list[tuple[int, LoadRecord]]
+    tables: dict[str, pa.Table] | None = None  # every row table but raw_files and raw_file_contents
 
     def counts(self) -> dict[str, int]:
+        if self.tables is not None:
+            rows = {name: table.num_rows for name, table in self.tables.items()}
+            return {**rows, "raw_file_contents": 1, "raw_files": 1}
         return {
             "raw_latency_histograms": len(self.histograms[0]),
             "raw_run_metadata": len(self.metadata),
@@ -465,10 +473,14 @@ def prepare_file(
     tags: Sequence[str] = (),
     notes: str | None = None,
     parse_options: Mapping[str, str] | None = None,
+    take_records: bool = False,
 ) -> PreparedFile:
     """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written).
-    `parse_options`: what the file was read with (load_table's column mapping), stored with it."""
+    `parse_options`: what the file was read with (load_table's column mapping), stored with it. `take_records`: a
+    file of more than SLICE_RECORDS records becomes Arrow here, a slice at a time, each slice taken out of
+    `parsed.records` (left empty) once converted, so that its records and their rows are never all held at once."""
     file_id = sha256[:16]
+    record_count, runs = len(parsed.records), parsed.runs  # before take_records empties them
     file_row = {
         "file_id": file_id,
         "name": name,
@@ -487,8 +499,11 @@ def prepare_file(
         "parse_options": json.dumps(dict(sorted(parse_options.items())), ensure_ascii=False) if parse_options else None,
     }
     try:
-        rows = FileRows(file_row, data, *_record_rows(parsed))
-    except (TypeError, ValueError) as exc:
+        if take_records and record_count > SLICE_RECORDS:
+            rows = FileRows(file_row, data, *_record_rows([]), tables=_taken_tables(file_row, data, parsed.records))
+        else:
+            rows = FileRows(file_row, data, *_record_rows(parsed.records))
+    except _CONVERSION_ERRORS as exc:
         raise StoreError(f"rows do not fit the raw layer: {exc}") from exc
     return PreparedFile(
         file_id,
@@ -496,8 +511,8 @@ def prepare_file(
         sha256,
         len(data),
         parsed.format,
-        len(parsed.records),
-        parsed.runs,
+        record_count,
+        runs,
         disk,
         host,
         rows.counts(),
@@ -507,6 +522,46 @@ def prepare_file(
 
 # What turning Python values into Arrow raises when a value does not fit its column (an int beyond INTEGER, ...).
 _CONVERSION_ERRORS = (pa.ArrowException, TypeError, ValueError, OverflowError)
+# A file of more records than this is turned into Arrow by prepare_file (take_records), this many records at a time:
+# a 100 MB SQLIO log of 137,000 runs held 1.6 GB as records and their rows in Python; a slice is a few MB.
+SLICE_RECORDS = 4096
+
+
+def _taken_tables(file_row: dict[str, object], data: bytes, records: list[Record]) -> dict[str, pa.Table]:
+    """The row tables of a file's records, about SLICE_RECORDS records at a time, each slice removed from `records`
+    once it is Arrow (raises what pa.array raises on a value that does not fit). A slice ends between two runs: a
+    run's metadata has one row per key, its first record's (_record_rows), so the run is read in one slice. Records
+    out of run order are one slice."""
+    parts: list[dict[str, pa.Table]] = []
+    in_order = _in_run_order(records)
+    start = 0
+    while records:
+        end = min(SLICE_RECORDS, len(records)) if in_order else len(records)
+        while end < len(records) and _run(records[end]) is not None and _run(records[end]) == _run(records[end - 1]):
+            end += 1
+        part = records[:end]
+        del records[:end]
+        parts.append(_row_tables([FileRows(file_row, data, *_record_rows(part, start))]))
+        start += len(part)
+    return {name: pa.concat_tables([p[name] for p in parts]) for name in parts[0]}
+
+
+def _run(record: Record) -> int | None:
+    return record.run_index if isinstance(record, IoRecord) else None
+
+
+def _in_run_order(records: list[Record]) -> bool:
+    """Whether each run's records are next to each other, and runs never come back (a file's runs in order)."""
+    previous: int | None = None
+    highest = -1
+    for record in records:
+        run = _run(record)
+        if run is not None and run != previous:
+            if run <= highest:
+                return False
+            highest = run
+        previous = run
+    return True
 
 
 def raw_tables(files: Sequence[PreparedFile]) -> tuple[dict[str, pa.Table], list[StoreError | None]]:
@@ -729,15 +784,16 @@ _WAIT_FIELDS = tuple(c for c in schema.RAW_WAITS.column_names if c not in ("file
 _LOAD_FIELDS = tuple(c for c in schema.RAW_LOAD_STEPS.column_names if c not in ("file_id", "record_index"))
 
 
-def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple, list, list, list]:
-    """The file's records sorted by raw table, checked where a wrong value could still be blamed on the file."""
+def _record_rows(records: Sequence[Record], start: int = 0) -> tuple[list, list, list, dict, tuple, list, list, list]:
+    """Records sorted by raw table, checked where a wrong value could still be blamed on the file. `start`: the
+    file's index of records[0]."""
     io: list[tuple[int, IoRecord]] = []
     qio: list[tuple[int, QueryIoRecord]] = []
     qtime: list[tuple[int, QueryTimeRecord]] = []
     intervals: list[tuple[int, IntervalRecord]] = []
     waits: list[tuple[int, WaitRecord]] = []
     loads: list[tuple[int, LoadRecord]] = []
-    for i, rec in enumerate(parsed.records):
+    for i, rec in enumerate(records, start):
         if isinstance(rec, IoRecord):
             io.append((i, rec))
         elif isinstance(rec, QueryIoRecord):
@@ -787,18 +843,21 @@ def _record_rows(parsed: ParsedFile) -> tuple[list, list, list, dict, tuple, lis
 
 
 def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
-    """Many files' rows as one Arrow table per raw table (raises what pa.array raises on a value that does not fit)."""
+    """Many files' rows as one Arrow table per raw table (raises what pa.array raises on a value that does not fit).
+    Row tables already in Arrow (a file of many records) are joined in as they are, in the files' order."""
+    parts: list[dict[str, pa.Table]] = []
+    for built, group in groupby(files, key=lambda f: f.tables is not None):
+        members = list(group)
+        parts += [f.tables for f in members] if built else [_row_tables(members)]
+    tables = _file_tables(files)
+    for name, first in (parts[0] if parts else _row_tables([])).items():
+        tables[name] = first if len(parts) <= 1 else pa.concat_tables([p[name] for p in parts])
+    return tables
+
+
+def _file_tables(files: list[FileRows]) -> dict[str, pa.Table]:
+    """raw_files and raw_file_contents of many files."""
     ids = [f.file["file_id"] for f in files]
-    meta: dict[str, list] = {"file_id": [], "run_index": [], "key": [], "value": []}
-    hist: dict[str, list] = {"file_id": [], "record_index": [], "bound": [], "bound_unit": [], "value": [], "kind": []}
-    for file_id, f in zip(ids, files, strict=True):
-        meta["file_id"] += [file_id] * len(f.metadata)
-        meta["run_index"] += [k[0] for k in f.metadata]
-        meta["key"] += [k[1] for k in f.metadata]
-        meta["value"] += f.metadata.values()
-        hist["file_id"] += [file_id] * len(f.histograms[0])
-        for column, values in zip(list(hist)[1:], f.histograms, strict=True):
-            hist[column] += values
     file_columns = schema.arrow_schema("raw_files", prepared=True).names
     return {
         "raw_files": _table("raw_files", {c: [f.file[c] for f in files] for c in file_columns}, len(files)),
@@ -811,6 +870,23 @@ def _arrow_tables(files: list[FileRows]) -> dict[str, pa.Table]:
                 "compression": [contents.CODEC] * len(files),
             },
         ),
+    }
+
+
+def _row_tables(files: list[FileRows]) -> dict[str, pa.Table]:
+    """Every raw table but raw_files and raw_file_contents, of many files' Python rows."""
+    ids = [f.file["file_id"] for f in files]
+    meta: dict[str, list] = {"file_id": [], "run_index": [], "key": [], "value": []}
+    hist: dict[str, list] = {"file_id": [], "record_index": [], "bound": [], "bound_unit": [], "value": [], "kind": []}
+    for file_id, f in zip(ids, files, strict=True):
+        meta["file_id"] += [file_id] * len(f.metadata)
+        meta["run_index"] += [k[0] for k in f.metadata]
+        meta["key"] += [k[1] for k in f.metadata]
+        meta["value"] += f.metadata.values()
+        hist["file_id"] += [file_id] * len(f.histograms[0])
+        for column, values in zip(list(hist)[1:], f.histograms, strict=True):
+            hist[column] += values
+    return {
         "raw_io_records": _records("raw_io_records", ids, [f.io for f in files], _IO_FIELDS),
         "raw_query_io": _records("raw_query_io", ids, [f.query_io for f in files], _QUERY_IO_FIELDS),
         "raw_query_time": _records("raw_query_time", ids, [f.query_time for f in files], _QUERY_TIME_FIELDS),
@@ -831,7 +907,7 @@ def _records(table: str, ids: list[str], per_file: list[list[tuple[int, object]]
         indexes += [i for i, _ in pairs]
         recs += [r for _, r in pairs]
     if not recs:
-        return schema.arrow_schema(table, prepared=True).empty_table()
+        return _prepared_schema(table).empty_table()
     # One C-level pass reads every field of every record; zip(*) turns the rows into columns.
     values = dict(zip(names, zip(*map(attrgetter(*names), recs), strict=True), strict=True))
     if "inferred" in values:
@@ -841,11 +917,41 @@ def _records(table: str, ids: list[str], per_file: list[list[tuple[int, object]]
 
 
 def _table(table: str, columns: dict[str, list | pa.ChunkedArray], n: int | None = None) -> pa.Table:
-    arrow_schema = schema.arrow_schema(table, prepared=True)
+    arrow_schema = _prepared_schema(table)
     if not (n if n is not None else len(columns["file_id"])):
         return arrow_schema.empty_table()
-    arrays = [c if isinstance(c := columns[f.name], pa.ChunkedArray) else pa.array(c, f.type) for f in arrow_schema]
+    arrays = [c if isinstance(c := columns[f.name], pa.ChunkedArray) else _array(c, f.type) for f in arrow_schema]
     return pa.Table.from_arrays(arrays, schema=arrow_schema)
+
+
+# Row-table columns that repeat a few values row after row (a file's id on each of its rows, a histogram's unit and
+# kind, a run's metadata, its tool and units) are Arrow dictionaries, an index a row: a 100 MB SQLIO log's 3.4M
+# histogram rows held 120 MB of repeated strings. DuckDB and PostgreSQL's COPY read them as the strings they stand for.
+_REPEATED = {
+    "raw_io_records": {
+        "file_id", "tool", "pattern", "operation", "direction", "throughput_unit", "latency_unit", "tool_version",
+        "target",
+    },
+    "raw_run_metadata": {"file_id", "key", "value"},
+    "raw_latency_histograms": {"file_id", "bound_unit", "kind"},
+}  # fmt: skip
+
+
+@cache
+def _prepared_schema(table: str) -> pa.Schema:
+    """The Arrow schema of a table's prepared rows: schema.arrow_schema's, with the _REPEATED columns (of the other
+    row tables: file_id) as dictionaries."""
+    arrow_schema = schema.arrow_schema(table, prepared=True)
+    repeated = _REPEATED.get(table, {"file_id"} if table in ROW_TABLES else set())
+    return pa.schema(
+        [f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in repeated else f for f in arrow_schema]
+    )
+
+
+def _array(values: list, arrow_type: pa.DataType) -> pa.Array:
+    if pa.types.is_dictionary(arrow_type):
+        return pa.array(values, arrow_type.value_type).dictionary_encode()
+    return pa.array(values, arrow_type)
 
 
 def resolve_file_id(con: Connection, file_id: str) -> str:

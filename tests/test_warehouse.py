@@ -3,6 +3,7 @@ in the middle of a large ingest."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -20,7 +21,7 @@ import pytest
 
 from kneepoint.app.cli.main import main
 from kneepoint.ingest import contents, warehouse
-from kneepoint.ingest.errors import WarehouseBusy
+from kneepoint.ingest.errors import ParseError, WarehouseBusy
 from kneepoint.ingest.formats import parse_bytes
 from kneepoint.ingest.load import close_pool, ingest_inputs
 from kneepoint.ingest.records import (
@@ -225,6 +226,57 @@ def test_store_batch_builds_unprepared_rows_together_and_refuses_only_the_file_t
             assert row_counts(con, f.file_id)["raw_io_records"] == f.row_counts["raw_io_records"]
     finally:
         con.close()
+
+
+def _row_tables(prepared: warehouse.PreparedFile) -> dict[str, list[dict]]:
+    tables, (error,) = warehouse.raw_tables([prepared])
+    assert error is None
+    return {name: tables[name].to_pylist() for name in ROW_TABLES}
+
+
+def test_a_file_of_many_records_becomes_the_same_rows_a_slice_at_a_time(monkeypatch):
+    """prepare_file(take_records=True) turns a file of more than SLICE_RECORDS records into Arrow slice by slice,
+    taking the records out of the parsed file: the rows are those of the whole file at once, for every format (a
+    slice ends between runs, so a run's metadata rows are its first record's), and the records are gone."""
+    monkeypatch.setattr(warehouse, "SLICE_RECORDS", 2)
+    paths = [p for p in sorted(SAMPLE.rglob("*")) if p.is_file() and p.suffix != ".md" and p.name != "labels.json"]
+    formats_seen = set()
+    for path in paths:
+        try:
+            data, parsed = parse_path(path)
+        except ParseError:
+            continue
+        whole = warehouse.prepare_file(path.name, data, sha256_of(data), parsed, disk="d")
+        sliced = warehouse.prepare_file(path.name, data, sha256_of(data), parsed, disk="d", take_records=True)
+        assert (sliced.records, sliced.runs, sliced.row_counts) == (whole.records, whole.runs, whole.row_counts)
+        assert _row_tables(sliced) == _row_tables(whole), path
+        assert parsed.records == [] or whole.records <= 2, path
+        formats_seen.add(parsed.format)
+    assert len(formats_seen) >= 8, formats_seen
+
+
+def test_records_out_of_run_order_are_one_slice_and_keep_each_runs_first_metadata(monkeypatch):
+    monkeypatch.setattr(warehouse, "SLICE_RECORDS", 1)
+    data, parsed = parse_path(FIO_SAMPLES[0])
+    first = parsed.records[0]
+    records = []
+    for run_index, value in ((0, "a"), (1, "b"), (0, "c"), (1, "d")):
+        records.append(dataclasses.replace(first, run_index=run_index, metadata={"k": value, value: "v"}))
+    rows = []
+    for take in (False, True):
+        f = warehouse.prepare_file(
+            "x.json", data, sha256_of(data), ParsedFile("fio", list(records)), "d", take_records=take
+        )
+        rows.append(_row_tables(f)["raw_run_metadata"])
+    assert rows[0] == rows[1]
+    assert [(r["run_index"], r["key"], r["value"]) for r in rows[1]] == [
+        (0, "k", "a"),
+        (0, "a", "v"),
+        (1, "k", "b"),
+        (1, "b", "v"),
+        (0, "c", "v"),
+        (1, "d", "v"),
+    ]
 
 
 # --- idempotence, relabel, delete ----------------------------------------------------------------------------

@@ -231,9 +231,17 @@ def _offset_of_line(text: str, line: int, near_end: bool = False) -> int:
         lines = text.count("\n") + 1
         if line > lines:
             return len(text)
-        return len(text.rsplit("\n", lines - line + 1)[0]) + 1
-    parts = text.split("\n", line - 1)
-    return len(text) - len(parts[-1]) if len(parts) == line else len(text)
+        offset = len(text)
+        for _ in range(lines - line + 1):
+            offset = text.rfind("\n", 0, offset)
+        return offset + 1
+    # Line end by line end (here and above): a split would copy the rest of a large text.
+    offset = -1
+    for _ in range(line - 1):
+        offset = text.find("\n", offset + 1)
+        if offset < 0:
+            return len(text)
+    return offset + 1
 
 
 def parse_bytes(

@@ -112,6 +112,7 @@ _VERSION = re.compile(r"\bsysstat version (?P<version>[0-9]{1,3}(?:\.[0-9]{1,4})
 # A pasted iostat command line: `$ iostat -xt 5 3`, `# iostat -x -d 2`, `LC_ALL=C iostat -x 1 | tee out`.
 _COMMAND = re.compile(r"(?:^|[\s$#%>])iostat(?P<args>(?:[ \t]+[^\s|;&<>]+){1,30})[ \t]*(?:$|[|;&<>])")
 _JSON_START = re.compile(r'\{\s*"sysstat"\s*:')
+_LEADING_SPACE = re.compile(r"\s*")
 
 # -t timestamps, each a whole line.
 _TIME = r"(?P<H>[0-9]{1,2}):(?P<M>[0-9]{2}):(?P<S>[0-9]{2})(?:\s*(?P<ampm>[AaPp]\.?[Mm]\.?))?"
@@ -166,9 +167,15 @@ def parse(text: str) -> list[IntervalRecord]:
 def parse_document(text: str) -> list[IntervalRecord] | None:
     """parse(text) when the text is one iostat JSON document and nothing else, else None (the registry's parse
     then says why)."""
-    stripped = text.strip()
-    if not stripped.startswith("{") or '"disk_device"' not in stripped[:_HEAD] or not _JSON_START.match(stripped):
+    # Looked at in place: text.strip() copies a text (another tool's log of 100 MB) that begins with a blank line.
+    start = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]
+    if (
+        not text.startswith("{", start)
+        or '"disk_device"' not in text[start : start + _HEAD]
+        or not _JSON_START.match(text, start)
+    ):
         return None
+    stripped = text.strip()
     try:
         _, end = json.JSONDecoder().raw_decode(stripped)
     except (ValueError, RecursionError):
