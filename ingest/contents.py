@@ -31,6 +31,7 @@ functions here, not the parts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import duckdb
 import pyarrow as pa
@@ -48,6 +49,29 @@ LEVEL = 1
 def compress(data: bytes | pa.Buffer) -> pa.Buffer:
     """One file's bytes as a zstd frame (a buffer: a large file is not copied once more into Python bytes)."""
     return pa.Codec(CODEC, compression_level=LEVEL).compress(data)
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """A file's bytes compressed as they are stored, made before the file is parsed so that its bytes can go while
+    it is (a 100 MB log held its bytes beside its text and records). `size_bytes`: the bytes' length."""
+
+    buffer: pa.Buffer
+    size_bytes: int
+
+    @classmethod
+    def of(cls, data: bytes) -> Frame:
+        return cls(compress(data), len(data))
+
+
+def stored_frame(content: bytes | Frame) -> pa.Buffer:
+    """What raw_file_contents keeps of a file given as bytes or as its Frame."""
+    return content.buffer if isinstance(content, Frame) else compress(content)
+
+
+def size_of(content: bytes | Frame) -> int:
+    """The length of the file's bytes as the tool wrote them."""
+    return content.size_bytes if isinstance(content, Frame) else len(content)
 
 
 def original(content: bytes, compression: str | None, size_bytes: int) -> bytes:

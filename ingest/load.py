@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import duckdb
 import pyarrow as pa
 
-from kneepoint.ingest import formats
+from kneepoint.ingest import contents, formats
 from kneepoint.ingest.build import BuildResult, Progress, build_models
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import Labels, check_labels
@@ -45,6 +45,7 @@ from kneepoint.ingest.warehouse import (
     is_postgres,
     prepare_file,
     raw_tables,
+    release_arrow_memory,
     release_cache,
     store_batch,
 )
@@ -144,18 +145,28 @@ class _Prepared:
     error: str | None = None
 
 
-def _prepare(name: str, data: bytes, labels: _Labels) -> _Prepared:
-    """Parse one file and build its rows (in a worker process, or in-process for a few files)."""
+def _prepare(held: list[tuple[str, bytes]], labels: _Labels) -> _Prepared:
+    """Parse one file and build its rows (in a worker process, or in-process for a few files). `held`: the file's
+    (name, bytes), taken out of it here: once hashed, decoded and compressed as they will be stored, the bytes are
+    let go of before the text is parsed (a 100 MB log held them beside its text and records)."""
+    name, data = held.pop()
     try:
-        parsed = formats.parse_bytes(data, name, labels.fmt, dict(labels.options) or None)
+        text, encoding = formats.decode_input(data, name)
     except ParseError as exc:
         return _Prepared(None, error=str(exc))
+    sha256 = hashlib.sha256(data).hexdigest()
+    content = contents.Frame.of(data)
+    del data
+    try:
+        parsed = formats.parse_decoded(text, encoding, name, labels.fmt, dict(labels.options) or None)
+    except ParseError as exc:
+        return _Prepared(None, error=str(exc))
+    del text
     tool_version = parsed.tool_version  # of its records, which prepare_file takes
     try:
-        sha256 = hashlib.sha256(data).hexdigest()
         prepared = prepare_file(
             _display_name(name),
-            data,
+            content,
             sha256,
             parsed,
             labels.disk,
@@ -215,6 +226,7 @@ def ingest_inputs(
             # Built while this connection keeps the warehouse: no other process can take it between the store and
             # the build. A build that was killed before is completed here, even when nothing was added.
             if build and report.aborted is None:
+                release_arrow_memory()  # the stored rows' Arrow buffers: the build needs the memory
                 t = time.perf_counter()
                 report.build = build_models(db, progress=build_progress)
                 report.timings["build_s"] = time.perf_counter() - t
@@ -398,8 +410,13 @@ class _Chunk:
 
 
 def _prepare_chunk(files: list[tuple[str, bytes]], labels: _Labels) -> _Chunk:
-    prepared = [_prepare(name, data, labels) for name, data in files]
-    stored = [(name, p) for (name, _), p in zip(files, prepared, strict=True) if p.file is not None]
+    """`files` is emptied as it is read: _prepare lets go of each file's bytes once it has what it needs of them."""
+    names = [name for name, _ in files]
+    prepared = []
+    files.reverse()
+    while files:
+        prepared.append(_prepare([files.pop()], labels))
+    stored = [(name, p) for name, p in zip(names, prepared, strict=True) if p.file is not None]
     tables, errors = raw_tables([p.file for _, p in stored])
     for (name, p), error in zip(stored, errors, strict=True):
         if error is not None:
@@ -589,8 +606,9 @@ def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callabl
     folds, it holds every stored byte in memory, and afterwards keeps them cached: so once FOLD_BYTES of files
     are stored, fold and (`release_memory`) let go of the cache. With `release_memory`, DuckDB also stores on one
     thread: a file of many records comes as many Arrow chunks, which its threads appended in parallel, each with row
-    groups of its own in memory (a 100 MB SQLIO log's rows: +196 MB instead of +137 MB, and no faster). The function
-    this yields is told each batch's bytes. PostgreSQL has no such setting per session."""
+    groups of its own in memory (a 100 MB SQLIO log's rows: +196 MB instead of +137 MB, and no faster); and it
+    writes each full row group out instead of buffering five (that log's store: 450 MB instead of 500 MB at its
+    peak). The function this yields is told each batch's bytes. PostgreSQL has no such setting per session."""
     if is_postgres(con):
         yield lambda stored_bytes: None
         return
@@ -606,17 +624,20 @@ def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callabl
                 con.execute("CHECKPOINT")
                 if release_memory:
                     release_cache(con)
+                    release_arrow_memory()
 
     con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
     (threads,) = con.execute("SELECT current_setting('threads')").fetchall()[0]
     if release_memory:
         con.execute("SET threads = 1")
+        con.execute("SET write_buffer_row_group_count = 1")
     try:
         yield stored
     finally:
         # On a failed warehouse this fails too; the error that matters was reported already.
         with suppress(duckdb.Error):
             con.execute("RESET checkpoint_threshold")
+            con.execute("RESET write_buffer_row_group_count")
             con.execute(f"SET threads = {int(threads)}")
 
 

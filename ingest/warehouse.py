@@ -401,7 +401,7 @@ class FileRows:
     its row tables in Arrow already (`tables`, made by prepare_file a slice at a time), and no Python rows."""
 
     file: dict[str, object]  # raw_files' row
-    content: bytes
+    content: bytes | contents.Frame  # the file's bytes, or already compressed as they are stored
     io: list[tuple[int, IoRecord]]  # (record_index, record)
     query_io: list[tuple[int, QueryIoRecord]]
     query_time: list[tuple[int, QueryTimeRecord]]
@@ -465,7 +465,7 @@ class ArrowRows:
 
 def prepare_file(
     name: str,
-    data: bytes,
+    data: bytes | contents.Frame,
     sha256: str,
     parsed: ParsedFile,
     disk: str,
@@ -476,16 +476,17 @@ def prepare_file(
     take_records: bool = False,
 ) -> PreparedFile:
     """The file's rows for every raw table; StoreError when they do not fit the raw layer (nothing written).
-    `parse_options`: what the file was read with (load_table's column mapping), stored with it. `take_records`: a
-    file of more than SLICE_RECORDS records becomes Arrow here, a slice at a time, each slice taken out of
-    `parsed.records` (left empty) once converted, so that its records and their rows are never all held at once."""
+    `data`: the file's bytes, or their Frame (compressed before parsing, as the ingest does). `parse_options`: what
+    the file was read with (load_table's column mapping), stored with it. `take_records`: a file of more than
+    SLICE_RECORDS records becomes Arrow here, a slice at a time, each slice taken out of `parsed.records` (left
+    empty) once converted, so that its records and their rows are never all held at once."""
     file_id = sha256[:16]
     record_count, runs = len(parsed.records), parsed.runs  # before take_records empties them
     file_row = {
         "file_id": file_id,
         "name": name,
         "sha256": sha256,
-        "size_bytes": len(data),
+        "size_bytes": contents.size_of(data),
         "format": parsed.format,
         "tool_version": parsed.tool_version,
         "encoding": parsed.encoding,
@@ -509,7 +510,7 @@ def prepare_file(
         file_id,
         name,
         sha256,
-        len(data),
+        contents.size_of(data),
         parsed.format,
         record_count,
         runs,
@@ -757,6 +758,13 @@ def release_cache(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"SET memory_limit = '{limit}'")
 
 
+def release_arrow_memory() -> None:
+    """Give back to the system what Arrow's allocator keeps once its buffers are freed. Its default pool (mimalloc)
+    keeps freed pages for its next buffers: after a 100 MB SQLIO log's rows were stored it still held ~200 MB that
+    nothing used, through the build that followed."""
+    pa.default_memory_pool().release_unused()
+
+
 def _rollback(con: Connection) -> None:
     """Roll back; a connection that is already gone has nothing to roll back, and the first error matters."""
     with suppress(*_ANY_ERROR):
@@ -866,7 +874,7 @@ def _file_tables(files: list[FileRows]) -> dict[str, pa.Table]:
             {
                 "file_id": ids,
                 # compressed here: in a worker process, where a pool parses, and before the writer holds them
-                "content": contents.binary_column([contents.compress(f.content) for f in files]),
+                "content": contents.binary_column([contents.stored_frame(f.content) for f in files]),
                 "compression": [contents.CODEC] * len(files),
             },
         ),

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable
 from functools import cache
 from types import ModuleType
@@ -248,11 +249,28 @@ def parse_bytes(
     data: bytes, path: str = "<input>", fmt: str | None = None, options: dict[str, str] | None = None
 ) -> ParsedFile:
     """Decode and parse one file's bytes; every ParseError names `path`. `options`: see parse_text."""
-    if not data.strip(b"\x00 \t\r\n"):
+    text, encoding = decode_input(data, path)
+    return parse_decoded(text, encoding, path, fmt, options)
+
+
+def decode_input(data: bytes, path: str = "<input>") -> tuple[str, str]:
+    """A file's bytes as text with `\\n` line ends and the encoding they were read with; ParseError (naming `path`)
+    for an empty or binary file. parse_bytes' first half: a caller that holds large bytes lets them go between."""
+    if _NOT_BLANK.search(data) is None:
         raise ParseError("empty file: no result to read", line=1, path=path)
     if b"\x00" in data[:4096] and not _looks_textual(data):
         raise ParseError("binary file: not the text or JSON output of a benchmark tool", line=1, path=path)
-    text, encoding = decode(data)
+    return decode(data)
+
+
+# Searched, not stripped: strip copies a file's bytes when they end with a line end.
+_NOT_BLANK = re.compile(rb"[^\x00 \t\r\n]")
+
+
+def parse_decoded(
+    text: str, encoding: str, path: str = "<input>", fmt: str | None = None, options: dict[str, str] | None = None
+) -> ParsedFile:
+    """Parse decode_input's text; every ParseError names `path`."""
     try:
         return parse_text(text, fmt, encoding, options)
     except ParseError as exc:
