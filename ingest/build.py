@@ -535,14 +535,17 @@ def _duckdb_settings() -> dict[str, str]:
     return {**settings, "memory_limit": f"{CHANGE_BUILD_MEMORY_MB}MB"}
 
 
-def run_memory_mb(args: list[str]) -> int:
-    """DuckDB's memory bound for the dbt run `args`, in MB (profiles.yml reads it).
+def run_memory_mb(args: list[str], io_records: int) -> int:
+    """DuckDB's memory bound for the dbt run `args` over a warehouse of `io_records` runs, in MB (profiles.yml
+    reads it).
 
-    A change build reads the rows it changed: CHANGE_BUILD_MEMORY_MB keeps an ingest into a warehouse of 10M fact
-    rows under 1 GB in all. A run over every row (a full refresh, every test) sorts and joins whole tables; within
-    that bound it spilled them to disk (the latency curves of 10M fact rows took 56 s instead of 37 s with 4 GB).
-    It may use a quarter of the machine's memory, within WHOLE_RUN_MEMORY_MB."""
-    if any(list(args) == phase for phase in _CHANGE_PHASES):
+    A change build reads the rows it changed: within CHANGE_BUILD_MEMORY_MB, one fio file into a warehouse of 10M
+    fact rows and a 100 MB SQLIO log of 137,000 runs (3.4M histogram points) both build in seconds. So does a run
+    over every row of a warehouse of up to ~1M fact rows (a new warehouse's first build, a full refresh): 26.7 s at
+    1M within 256 MB, 30.6 s within 4 GB. Larger ones sort and join whole tables, which spilled to disk within a
+    change build's bound (10M fact rows: 274 s within 512 MB, 153 s within 4 GB): from WHOLE_RUN_FROM_RECORDS runs,
+    a run over every row may use a quarter of the machine's memory, within WHOLE_RUN_MEMORY_MB."""
+    if any(list(args) == phase for phase in _CHANGE_PHASES) or io_records < WHOLE_RUN_FROM_RECORDS:
         return CHANGE_BUILD_MEMORY_MB
     low, high = WHOLE_RUN_MEMORY_MB
     try:
@@ -550,6 +553,15 @@ def run_memory_mb(args: list[str]) -> int:
     except (AttributeError, ValueError, OSError):  # no sysconf (Windows): the least
         return low
     return min(max(machine_mb // 4, low), high)
+
+
+def _io_records(db: Location) -> int:
+    """The warehouse's runs (raw_io_records' rows: DuckDB counts them from its metadata)."""
+    con = connect(db)
+    try:
+        return con.execute("SELECT count(*) FROM raw_io_records").fetchall()[0][0]
+    finally:
+        con.close()
 
 
 def run_dbt(
@@ -563,7 +575,7 @@ def run_dbt(
     from dbt.cli.main import dbtRunner
 
     callbacks = [_progress_callback(progress), *(callbacks or [])]
-    memory_mb = run_memory_mb(args)
+    memory_mb = CHANGE_BUILD_MEMORY_MB if is_postgres(db) else run_memory_mb(args, _io_records(db))
     with FILE_CHANGE_LOCK, _warehouse_env(db, memory_mb):
         manifest = _manifest(db)
         # run_results.json and a 1 MB manifest.json after every build: nothing here reads them
@@ -617,10 +629,13 @@ def target_path(db: Location | str | os.PathLike[str]) -> Path:
     return cache / "kneepoint" / "dbt" / hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-# DuckDB's memory bound for dbt's sessions, in MB (run_memory_mb): a change build's, and the range of a run's over
-# every row (fct_latency_distribution needs 1500 MB at 10M fact rows; 4 GB built those as fast as 6 GB did).
-CHANGE_BUILD_MEMORY_MB = 512
+# DuckDB's memory bound for dbt's sessions, in MB (run_memory_mb): a change build's (and a small warehouse's run over
+# every row), and the range of a run's over every row of a large warehouse (fct_latency_distribution needed 1500 MB
+# at 10M fact rows; 4 GB built those as fast as 6 GB did). Within 256 MB a change build is as fast as within 512 MB,
+# and an ingest with its build stays within twice its file + 300 MB (a 100 MB SQLIO log: 448 MB, 618 within 512).
+CHANGE_BUILD_MEMORY_MB = 256
 WHOLE_RUN_MEMORY_MB = (1500, 4096)
+WHOLE_RUN_FROM_RECORDS = 2_000_000
 
 # dbt's sessions on PostgreSQL (libpq passes them to the server): sorts and hashes of a build in memory, and no JIT
 # compilation (it cost ~1 s per statement and paid off in none).

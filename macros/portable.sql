@@ -195,23 +195,6 @@ having count(*) > 1
     {{ terms | join(' + ') if terms else '0' }}
 {%- endmacro %}
 
-{#- DuckDB's memory bound for one model (a pre-hook: at least `at_least_mb`) and back to the run's after it (a
-    post-hook). The run's bound is the profile's (ingest/build.py sets it: 512MB for a change build, more for a run
-    over every row); a join of tens of millions of rows with a wide payload does not spill within 512MB
-    (fct_latency_distribution at 10M fact rows ran out of memory; it passes with 1GB). The bound is the database's,
-    not the statement's: it holds for that model alone because the local target builds one model at a time
-    (profiles.yml, threads: 1). PostgreSQL bounds each sort and hash by work_mem (ingest/build.py's PGOPTIONS):
-    nothing to do there. -#}
-{% macro kp_memory_limit(at_least_mb=0) -%}
-    {{ return(adapter.dispatch('kp_memory_limit', 'kneepoint')(at_least_mb)) }}
-{%- endmacro %}
-{% macro default__kp_memory_limit(at_least_mb) -%}{%- endmacro %}
-{% macro duckdb__kp_memory_limit(at_least_mb) -%}
-    {#- the profile's bound is written in MB: "512MB" -#}
-    {%- set run_mb = target.get("settings", {}).get("memory_limit", "512MB")[:-2] | int -%}
-    set memory_limit = '{{ [run_mb, at_least_mb] | max }}MB'
-{%- endmacro %}
-
 {#- PostgreSQL: plan the model's joins without nested loops (a pre-hook; `kp_nested_loops_again()` in the post-hook
     sets the session back: dbt and a replayed build run the next nodes on the same connection). A change's rows are
     read by `file_id = any(array(...))`, whose count the planner cannot know before it runs: it estimates a few

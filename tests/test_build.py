@@ -245,10 +245,20 @@ def test_a_test_that_fails_in_a_recorded_build_is_reported_by_dbt(db: Path) -> N
     assert any(f.startswith("assert_units_known") for f in result.failures), result.failures
 
 
-def test_a_full_build_leaves_duckdb_bounded_as_a_change_build_does(db: Path) -> None:
-    """A run over every row may use more memory than a change build (run_memory_mb); the database is the process's,
-    shared with the caller's connections (the app's), so afterwards it is bounded as a change build leaves it."""
-    assert build.run_memory_mb(["build", "--full-refresh"]) > build.CHANGE_BUILD_MEMORY_MB
+def test_only_a_large_warehouses_run_over_every_row_may_use_more_memory_than_a_change_build() -> None:
+    change, full = build._CHANGE_PHASES[0], ["build", "--full-refresh"]
+    large = build.WHOLE_RUN_FROM_RECORDS
+    assert build.run_memory_mb(change, large * 10) == build.CHANGE_BUILD_MEMORY_MB
+    assert build.run_memory_mb(full, large - 1) == build.CHANGE_BUILD_MEMORY_MB
+    assert build.run_memory_mb(full, large) >= build.WHOLE_RUN_MEMORY_MB[0] > build.CHANGE_BUILD_MEMORY_MB
+
+
+def test_a_full_build_leaves_duckdb_bounded_as_a_change_build_does(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run over every row of a large warehouse may use more memory than a change build (run_memory_mb); the
+    database is the process's, shared with the caller's connections (the app's), so afterwards it is bounded as a
+    change build leaves it."""
+    monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)  # this small warehouse counts as large
+    assert build.run_memory_mb(["build", "--full-refresh"], 0) > build.CHANGE_BUILD_MEMORY_MB
     change_build_limit = duckdb.connect()
     change_build_limit.execute(f"SET memory_limit = '{build.CHANGE_BUILD_MEMORY_MB}MB'")
     held = connect(db)  # the app's connection: the same DuckDB database as dbt's sessions

@@ -9,13 +9,12 @@
 -- Its key is (io_result_id, point_index), without a column of its own: a text key made of the two (63M strings at
 -- 10M fact rows) cost a quarter of the model's time, and its test as much again.
 -- Incremental by file, like the facts it reads.
--- Numbering every histogram point needs more memory than the other models, and on PostgreSQL finding the records
--- without a histogram needs a plan without nested loops (macros/portable.sql).
+-- On PostgreSQL, finding the records without a histogram needs a plan without nested loops (macros/portable.sql).
 {{ config(
     materialized='incremental', incremental_strategy='replace_changed', unique_key='file_id',
     indexes=kp_key_indexes('file_id'),
-    pre_hook=["{{ kp_memory_limit(1500) }}", "{{ kp_without_nested_loops() }}"],
-    post_hook=["{{ kp_memory_limit() }}", "{{ kp_nested_loops_again() }}"]
+    pre_hook=["{{ kp_without_nested_loops() }}"],
+    post_hook=["{{ kp_nested_loops_again() }}"]
 ) }}
 -- The staged records, not fct_io_results: the points need only a run's key and printed percentiles, so this model
 -- (the longest of a full build) runs beside the facts instead of after them.
