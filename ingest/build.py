@@ -541,10 +541,10 @@ def run_memory_mb(args: list[str], io_records: int) -> int:
 
     A change build reads the rows it changed: within CHANGE_BUILD_MEMORY_MB, one fio file into a warehouse of 10M
     fact rows and a 100 MB SQLIO log of 137,000 runs (3.4M histogram points) both build in seconds. So does a run
-    over every row of a warehouse of up to ~1M fact rows (a new warehouse's first build, a full refresh): 26.7 s at
-    1M within 256 MB, 30.6 s within 4 GB. Larger ones sort and join whole tables, which spilled to disk within a
-    change build's bound (10M fact rows: 274 s within 512 MB, 153 s within 4 GB): from WHOLE_RUN_FROM_RECORDS runs,
-    a run over every row may use a quarter of the machine's memory, within WHOLE_RUN_MEMORY_MB."""
+    over every row of a small warehouse (a new warehouse's first build: that log's, ~10 s). A run over every row of
+    a larger one sorts and joins whole tables, which spill to disk within that bound (1M fact rows: 29.1 s within
+    256 MB, 25.1 s within 4 GB; 10M: 274 s within 512 MB, 153 s within 4 GB): from WHOLE_RUN_FROM_RECORDS runs it
+    may use a quarter of the machine's memory, within WHOLE_RUN_MEMORY_MB."""
     if any(list(args) == phase for phase in _CHANGE_PHASES) or io_records < WHOLE_RUN_FROM_RECORDS:
         return CHANGE_BUILD_MEMORY_MB
     low, high = WHOLE_RUN_MEMORY_MB
@@ -635,7 +635,7 @@ def target_path(db: Location | str | os.PathLike[str]) -> Path:
 # and an ingest with its build stays within twice its file + 300 MB (a 100 MB SQLIO log: 448 MB, 618 within 512).
 CHANGE_BUILD_MEMORY_MB = 256
 WHOLE_RUN_MEMORY_MB = (1500, 4096)
-WHOLE_RUN_FROM_RECORDS = 2_000_000
+WHOLE_RUN_FROM_RECORDS = 500_000
 
 # dbt's sessions on PostgreSQL (libpq passes them to the server): sorts and hashes of a build in memory, and no JIT
 # compilation (it cost ~1 s per statement and paid off in none).
