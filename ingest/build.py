@@ -532,34 +532,65 @@ def _duckdb_settings() -> dict[str, str]:
     profiles = yaml.safe_load((PROJECT_ROOT / "profiles.yml").read_text())
     settings = profiles["kneepoint"]["outputs"]["local"].get("settings") or {}
     settings = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in settings.items()}
-    return {**settings, "memory_limit": f"{CHANGE_BUILD_MEMORY_MB}MB"}
+    bounds = change_build_bounds()
+    return {**settings, "memory_limit": f"{bounds.memory_mb}MB", "threads": str(bounds.threads)}
 
 
-def run_memory_mb(args: list[str], io_records: int) -> int:
-    """DuckDB's memory bound for the dbt run `args` over a warehouse of `io_records` runs, in MB (profiles.yml
-    reads it).
+@dataclass(frozen=True, slots=True)
+class RunBounds:
+    """What DuckDB may use during one dbt run (profiles.yml reads both): its memory bound and its threads."""
 
-    A change build reads the rows it changed: within CHANGE_BUILD_MEMORY_MB, one fio file into a warehouse of 10M
-    fact rows and a 100 MB SQLIO log of 137,000 runs (3.4M histogram points) both build in seconds. So does a run
-    over every row of a small warehouse (a new warehouse's first build: that log's, ~10 s). A run over every row of
-    a larger one sorts and joins whole tables, which spill to disk within that bound (1M fact rows: 29.1 s within
-    256 MB, 25.1 s within 4 GB; 10M: 274 s within 512 MB, 153 s within 4 GB): from WHOLE_RUN_FROM_RECORDS runs it
-    may use a quarter of the machine's memory, within WHOLE_RUN_MEMORY_MB."""
-    if any(list(args) == phase for phase in _CHANGE_PHASES) or io_records < WHOLE_RUN_FROM_RECORDS:
-        return CHANGE_BUILD_MEMORY_MB
+    memory_mb: int
+    threads: int
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def change_build_bounds() -> RunBounds:
+    return RunBounds(CHANGE_BUILD_MEMORY_MB, cores())
+
+
+def run_bounds(args: list[str], records: int) -> RunBounds:
+    """DuckDB's bounds for the dbt run `args` over a warehouse of `records` runs and observed intervals.
+
+    A change build reads the rows it changed: within CHANGE_BUILD_MEMORY_MB, on every core, one fio file into a
+    warehouse of 10M fact rows builds in ~1.3 s and a 100 MB SQLIO log of 137,000 runs (3.4M histogram points) in
+    seconds.
+
+    A run over every row of a small warehouse (below WHOLE_RUN_FROM_RECORDS; a new warehouse's first build) has the
+    same bound and one thread: DuckDB's hash tables and sorts are per thread, and what they hold adds to dbt's
+    modules and parsed project, which only such a run loads in the process (~75 MB; change builds send dbt's
+    recorded SQL). A 20 MB SQLIO log of 27,384 runs into a new warehouse: 323 MB for the whole ingest, 358 MB within
+    256 MB on two threads; 100 MB: 435 MB instead of 499. The price is time where the warehouse is not new:
+    `kneepoint build` of 450,000 runs took 25.9 s instead of 17.7 s.
+
+    A run over every row of a larger one sorts and joins whole tables, which spill to disk within that bound (1M
+    fact rows: 29.1 s within 256 MB, 25.1 s within 4 GB; 10M: 274 s within 512 MB, 153 s within 4 GB): from
+    WHOLE_RUN_FROM_RECORDS it may use a quarter of the machine's memory, within WHOLE_RUN_MEMORY_MB, on every
+    core."""
+    if any(list(args) == phase for phase in _CHANGE_PHASES):
+        return change_build_bounds()
+    if records < WHOLE_RUN_FROM_RECORDS:
+        return RunBounds(CHANGE_BUILD_MEMORY_MB, threads=1)
     low, high = WHOLE_RUN_MEMORY_MB
     try:
         machine_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
     except (AttributeError, ValueError, OSError):  # no sysconf (Windows): the least
-        return low
-    return min(max(machine_mb // 4, low), high)
+        return RunBounds(low, cores())
+    return RunBounds(min(max(machine_mb // 4, low), high), cores())
 
 
-def _io_records(db: Location) -> int:
-    """The warehouse's runs (raw_io_records' rows: DuckDB counts them from its metadata)."""
+def _records(db: Location) -> int:
+    """The warehouse's runs and observed intervals, the rows its largest models grow with (DuckDB counts a table's
+    rows from its metadata)."""
     con = connect(db)
     try:
-        return con.execute("SELECT count(*) FROM raw_io_records").fetchall()[0][0]
+        return con.execute(
+            "SELECT (SELECT count(*) FROM raw_io_records) + (SELECT count(*) FROM raw_intervals)"
+        ).fetchall()[0][0]
     finally:
         con.close()
 
@@ -575,15 +606,15 @@ def run_dbt(
     from dbt.cli.main import dbtRunner
 
     callbacks = [_progress_callback(progress), *(callbacks or [])]
-    memory_mb = CHANGE_BUILD_MEMORY_MB if is_postgres(db) else run_memory_mb(args, _io_records(db))
-    with FILE_CHANGE_LOCK, _warehouse_env(db, memory_mb):
+    bounds = change_build_bounds() if is_postgres(db) else run_bounds(args, _records(db))
+    with FILE_CHANGE_LOCK, _warehouse_env(db, bounds):
         manifest = _manifest(db)
         # run_results.json and a 1 MB manifest.json after every build: nothing here reads them
         quiet = ["--no-write-json"] if args[0] in ("build", "test") else []
         res = dbtRunner(manifest=manifest, callbacks=callbacks).invoke([*args, *_common_args(db), *quiet])
         if not is_postgres(db):
-            if memory_mb != CHANGE_BUILD_MEMORY_MB:
-                _bound_memory_again(db)
+            if bounds != change_build_bounds():
+                _bound_as_a_change_build(db)
             _release_duckdb(failed=not res.success)
     failures: list[str] = []
     if res.exception is not None:
@@ -629,13 +660,14 @@ def target_path(db: Location | str | os.PathLike[str]) -> Path:
     return cache / "kneepoint" / "dbt" / hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-# DuckDB's memory bound for dbt's sessions, in MB (run_memory_mb): a change build's (and a small warehouse's run over
+# DuckDB's memory bound for dbt's sessions, in MB (run_bounds): a change build's (and a small warehouse's run over
 # every row), and the range of a run's over every row of a large warehouse (fct_latency_distribution needed 1500 MB
-# at 10M fact rows; 4 GB built those as fast as 6 GB did). Within 256 MB a change build is as fast as within 512 MB,
-# and an ingest with its build stays within twice its file + 300 MB (a 100 MB SQLIO log: 448 MB, 618 within 512).
-CHANGE_BUILD_MEMORY_MB = 256
+# at 10M fact rows; 4 GB built those as fast as 6 GB did). A change build within 128 MB at 10M fact rows: an
+# ingest's 1.2-1.4 s (1.1-1.3 within 256 MB), a relabel's 2.2 s (2.3-2.8), a delete's 3.0 s (2.6); and an ingest
+# with its build stays within twice its file + 300 MB (a week's Perfmon log, 35 MB: 364 MB, 418 within 256 MB).
+CHANGE_BUILD_MEMORY_MB = 128
 WHOLE_RUN_MEMORY_MB = (1500, 4096)
-WHOLE_RUN_FROM_RECORDS = 500_000
+WHOLE_RUN_FROM_RECORDS = 500_000  # runs and observed intervals
 
 # dbt's sessions on PostgreSQL (libpq passes them to the server): sorts and hashes of a build in memory, and no JIT
 # compilation (it cost ~1 s per statement and paid off in none).
@@ -643,10 +675,10 @@ _PG_SETTINGS = {"work_mem": "256MB", "jit": "off"}
 
 
 @contextmanager
-def _warehouse_env(db: Location, memory_mb: int = CHANGE_BUILD_MEMORY_MB) -> Iterator[None]:
-    """profiles.yml reads the warehouse from these variables (KNEEPOINT_DB: the DuckDB file and
-    KNEEPOINT_DBT_MEMORY_MB its memory bound; KNEEPOINT_PG_*: the PostgreSQL server, set for the run only, in this
-    process only); dbt sends nothing anywhere."""
+def _warehouse_env(db: Location, bounds: RunBounds | None = None) -> Iterator[None]:
+    """profiles.yml reads the warehouse from these variables (KNEEPOINT_DB: the DuckDB file, KNEEPOINT_DBT_MEMORY_MB
+    and KNEEPOINT_DBT_DUCKDB_THREADS its bounds, a change build's unless told; KNEEPOINT_PG_*: the PostgreSQL server,
+    set for the run only, in this process only); dbt sends nothing anywhere."""
     if isinstance(db, postgres.Target):
         values = {
             "KNEEPOINT_PG_HOST": db.host,
@@ -659,7 +691,12 @@ def _warehouse_env(db: Location, memory_mb: int = CHANGE_BUILD_MEMORY_MB) -> Ite
             "PGOPTIONS": " ".join(f"-c {k}={v}" for k, v in _PG_SETTINGS.items()),
         }
     else:
-        values = {"KNEEPOINT_DB": str(Path(db).resolve()), "KNEEPOINT_DBT_MEMORY_MB": str(memory_mb)}
+        bounds = bounds or change_build_bounds()
+        values = {
+            "KNEEPOINT_DB": str(Path(db).resolve()),
+            "KNEEPOINT_DBT_MEMORY_MB": str(bounds.memory_mb),
+            "KNEEPOINT_DBT_DUCKDB_THREADS": str(bounds.threads),
+        }
     values["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
     saved = {k: os.environ.get(k) for k in values}
     os.environ.update(values)
@@ -777,12 +814,14 @@ def _progress_callback(progress: Progress | None) -> Callable[[Any], None]:
     return on_event
 
 
-def _bound_memory_again(db: Location) -> None:
-    """After a run over every row, bound DuckDB's memory as a change build leaves it: the database is this
-    process's, shared with the caller's connections (the app's, which keep serving pages after the build)."""
+def _bound_as_a_change_build(db: Location) -> None:
+    """After a run over every row, bound DuckDB as a change build leaves it (its memory, every core): the database
+    is this process's, shared with the caller's connections (the app's, which keep serving pages after the build)."""
+    bounds = change_build_bounds()
     con = connect(db)
     try:
-        con.execute(f"SET memory_limit = '{CHANGE_BUILD_MEMORY_MB}MB'")
+        con.execute(f"SET memory_limit = '{bounds.memory_mb}MB'")
+        con.execute(f"SET threads = {bounds.threads}")
     finally:
         con.close()
 

@@ -28,7 +28,7 @@ import duckdb
 import pyarrow as pa
 
 from kneepoint.ingest import contents, formats
-from kneepoint.ingest.build import BuildResult, Progress, build_models
+from kneepoint.ingest.build import BuildResult, Progress, build_models, cores
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import Labels, check_labels
 from kneepoint.ingest.records import ParsedFile
@@ -210,7 +210,7 @@ def ingest_inputs(
     if workers is None:
         # The main process reads, stores and unpacks the workers' rows: it needs a core of its own. On 2 cores
         # a pool was slower than parsing in-process (bench, every format, 2 workers: 81.8 s vs 74.3 s).
-        workers = max(1, _cores() - 1) if len(head) >= POOL_MIN_FILES else 1
+        workers = max(1, cores() - 1) if len(head) >= POOL_MIN_FILES else 1
     workers = max(1, workers)
     all_items = _rejoined(head, items)
     del head
@@ -393,10 +393,6 @@ def _alive(pid: int) -> bool:
         except PermissionError:
             return True
         return True
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass(slots=True)

@@ -245,29 +245,43 @@ def test_a_test_that_fails_in_a_recorded_build_is_reported_by_dbt(db: Path) -> N
     assert any(f.startswith("assert_units_known") for f in result.failures), result.failures
 
 
-def test_only_a_large_warehouses_run_over_every_row_may_use_more_memory_than_a_change_build() -> None:
+def test_a_run_over_every_row_is_bounded_for_memory_in_a_small_warehouse_and_for_speed_in_a_large_one() -> None:
     change, full = build._CHANGE_PHASES[0], ["build", "--full-refresh"]
     large = build.WHOLE_RUN_FROM_RECORDS
-    assert build.run_memory_mb(change, large * 10) == build.CHANGE_BUILD_MEMORY_MB
-    assert build.run_memory_mb(full, large - 1) == build.CHANGE_BUILD_MEMORY_MB
-    assert build.run_memory_mb(full, large) >= build.WHOLE_RUN_MEMORY_MB[0] > build.CHANGE_BUILD_MEMORY_MB
+    change_build = build.change_build_bounds()
+    assert change_build == build.RunBounds(build.CHANGE_BUILD_MEMORY_MB, build.cores())
+    assert build.run_bounds(change, large * 10) == change_build
+    assert build.run_bounds(full, large - 1) == build.RunBounds(build.CHANGE_BUILD_MEMORY_MB, threads=1)
+    bounds = build.run_bounds(full, large)
+    assert bounds.memory_mb >= build.WHOLE_RUN_MEMORY_MB[0] > build.CHANGE_BUILD_MEMORY_MB
+    assert bounds.threads == build.cores()
 
 
-def test_a_full_build_leaves_duckdb_bounded_as_a_change_build_does(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run over every row of a large warehouse may use more memory than a change build (run_memory_mb); the
-    database is the process's, shared with the caller's connections (the app's), so afterwards it is bounded as a
-    change build leaves it."""
-    monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)  # this small warehouse counts as large
-    assert build.run_memory_mb(["build", "--full-refresh"], 0) > build.CHANGE_BUILD_MEMORY_MB
-    change_build_limit = duckdb.connect()
-    change_build_limit.execute(f"SET memory_limit = '{build.CHANGE_BUILD_MEMORY_MB}MB'")
+def _duckdb_bounds(con: duckdb.DuckDBPyConnection) -> tuple[str, int]:
+    return con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall()[0]
+
+
+@pytest.mark.parametrize("large", [True, False], ids=["large warehouse", "small warehouse"])
+def test_a_full_build_leaves_duckdb_bounded_as_a_change_build_does(
+    db: Path, monkeypatch: pytest.MonkeyPatch, large: bool
+) -> None:
+    """A run over every row is bounded otherwise than a change build (run_bounds: more memory in a large warehouse,
+    one thread in a small one); the database is the process's, shared with the caller's connections (the app's), so
+    afterwards it is bounded as a change build leaves it."""
+    if large:
+        monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)  # this small warehouse counts as large
+    bounds = build.change_build_bounds()
+    assert build.run_bounds(["build", "--full-refresh"], 0) != bounds
+    change_build = duckdb.connect()
+    change_build.execute(f"SET memory_limit = '{bounds.memory_mb}MB'")
+    change_build.execute(f"SET threads = {bounds.threads}")
     held = connect(db)  # the app's connection: the same DuckDB database as dbt's sessions
     try:
         build_models(db, full_refresh=True, all_tests=True).raise_for_failure()
-        limit = held.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        after = _duckdb_bounds(held)
     finally:
         held.close()
-    assert limit == change_build_limit.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    assert after == _duckdb_bounds(change_build)
 
 
 def test_a_fit_that_fails_on_its_thread_fails_the_build(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
