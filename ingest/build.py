@@ -664,7 +664,8 @@ def target_path(db: Location | str | os.PathLike[str]) -> Path:
 # every row), and the range of a run's over every row of a large warehouse (fct_latency_distribution needed 1500 MB
 # at 10M fact rows; 4 GB built those as fast as 6 GB did). A change build within 128 MB at 10M fact rows: an
 # ingest's 1.2-1.4 s (1.1-1.3 within 256 MB), a relabel's 2.2 s (2.3-2.8), a delete's 3.0 s (2.6); and an ingest
-# with its build stays within twice its file + 300 MB (a week's Perfmon log, 35 MB: 364 MB, 418 within 256 MB).
+# with its build stays within twice its file + 300 MB (a week's Perfmon log, 35 MB, into the sample warehouse:
+# 358 MB; 426 within 256 MB).
 CHANGE_BUILD_MEMORY_MB = 128
 WHOLE_RUN_MEMORY_MB = (1500, 4096)
 WHOLE_RUN_FROM_RECORDS = 500_000  # runs and observed intervals
