@@ -560,12 +560,13 @@ def run_bounds(args: list[str], records: int) -> RunBounds:
     warehouse of 10M fact rows builds in ~1.3 s and a 100 MB SQLIO log of 137,000 runs (3.4M histogram points) in
     seconds.
 
-    A run over every row of a small warehouse (below WHOLE_RUN_FROM_RECORDS; a new warehouse's first build) has the
-    same bound and one thread: DuckDB's hash tables and sorts are per thread, and what they hold adds to dbt's
-    modules and parsed project, which only such a run loads in the process (~75 MB; change builds send dbt's
-    recorded SQL). A 20 MB SQLIO log of 27,384 runs into a new warehouse: 323 MB for the whole ingest, 358 MB within
-    256 MB on two threads; 100 MB: 435 MB instead of 499. The price is time where the warehouse is not new:
-    `kneepoint build` of 450,000 runs took 25.9 s instead of 17.7 s.
+    A run over every row of a small warehouse (below WHOLE_RUN_FROM_RECORDS; a new warehouse's first build) is
+    bounded lower, within SMALL_WHOLE_RUN_MEMORY_MB on one thread: DuckDB's hash tables and sorts are per thread, and
+    what they hold adds to dbt's modules and parsed project, which only such a run loads in the process (~75 MB;
+    change builds send dbt's recorded SQL). Into a new warehouse, for the whole ingest: a 20 MB SQLIO log of 27,384
+    runs, 319 MB (358 MB within 256 MB on two threads); 100 MB, 431 MB (499 MB); a week of Perfmon counters
+    (322,560 intervals), 346 MB (487 MB; 374 MB within 128 MB). The price is time where the warehouse is not new:
+    `kneepoint build` of 450,000 runs took ~27 s instead of 17.7 s.
 
     A run over every row of a larger one sorts and joins whole tables, which spill to disk within that bound (1M
     fact rows: 29.1 s within 256 MB, 25.1 s within 4 GB; 10M: 274 s within 512 MB, 153 s within 4 GB): from
@@ -574,7 +575,7 @@ def run_bounds(args: list[str], records: int) -> RunBounds:
     if any(list(args) == phase for phase in _CHANGE_PHASES):
         return change_build_bounds()
     if records < WHOLE_RUN_FROM_RECORDS:
-        return RunBounds(CHANGE_BUILD_MEMORY_MB, threads=1)
+        return RunBounds(SMALL_WHOLE_RUN_MEMORY_MB, threads=1)
     low, high = WHOLE_RUN_MEMORY_MB
     try:
         machine_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
@@ -660,13 +661,14 @@ def target_path(db: Location | str | os.PathLike[str]) -> Path:
     return cache / "kneepoint" / "dbt" / hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
-# DuckDB's memory bound for dbt's sessions, in MB (run_bounds): a change build's (and a small warehouse's run over
-# every row), and the range of a run's over every row of a large warehouse (fct_latency_distribution needed 1500 MB
+# DuckDB's memory bound for dbt's sessions, in MB (run_bounds): a change build's, a small warehouse's run over every
+# row, and the range of a run's over every row of a large warehouse (fct_latency_distribution needed 1500 MB
 # at 10M fact rows; 4 GB built those as fast as 6 GB did). A change build within 128 MB at 10M fact rows: an
 # ingest's 1.2-1.4 s (1.1-1.3 within 256 MB), a relabel's 2.2 s (2.3-2.8), a delete's 3.0 s (2.6); and an ingest
 # with its build stays within twice its file + 300 MB (a week's Perfmon log, 35 MB, into the sample warehouse:
-# 358 MB; 426 within 256 MB).
+# 357-369 MB, target 370; 426 within 256 MB).
 CHANGE_BUILD_MEMORY_MB = 128
+SMALL_WHOLE_RUN_MEMORY_MB = 96
 WHOLE_RUN_MEMORY_MB = (1500, 4096)
 WHOLE_RUN_FROM_RECORDS = 500_000  # runs and observed intervals
 

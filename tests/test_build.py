@@ -251,7 +251,7 @@ def test_a_run_over_every_row_is_bounded_for_memory_in_a_small_warehouse_and_for
     change_build = build.change_build_bounds()
     assert change_build == build.RunBounds(build.CHANGE_BUILD_MEMORY_MB, build.cores())
     assert build.run_bounds(change, large * 10) == change_build
-    assert build.run_bounds(full, large - 1) == build.RunBounds(build.CHANGE_BUILD_MEMORY_MB, threads=1)
+    assert build.run_bounds(full, large - 1) == build.RunBounds(build.SMALL_WHOLE_RUN_MEMORY_MB, threads=1)
     bounds = build.run_bounds(full, large)
     assert bounds.memory_mb >= build.WHOLE_RUN_MEMORY_MB[0] > build.CHANGE_BUILD_MEMORY_MB
     assert bounds.threads == build.cores()
