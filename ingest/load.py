@@ -617,6 +617,8 @@ def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callabl
             unfolded = 0
             # The files are committed: a failed fold leaves them in the log, and closing folds it.
             with suppress(duckdb.Error):
+                if release_memory:
+                    release_cache(con)  # the fold's working memory then takes the place of what DuckDB cached
                 con.execute("CHECKPOINT")
                 if release_memory:
                     release_cache(con)
