@@ -33,6 +33,7 @@ from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import Labels, check_labels
 from kneepoint.ingest.records import ParsedFile
 from kneepoint.ingest.sources import InputError, InputFile
+from kneepoint.ingest.textio import cr_as_lf, decode, without_crlf
 from kneepoint.ingest.warehouse import (
     Connection,
     PreparedFile,
@@ -147,15 +148,20 @@ class _Prepared:
 
 def _prepare(held: list[tuple[str, bytes]], labels: _Labels) -> _Prepared:
     """Parse one file and build its rows (in a worker process, or in-process for a few files). `held`: the file's
-    (name, bytes), taken out of it here: once hashed, decoded and compressed as they will be stored, the bytes are
-    let go of before the text is parsed (a 100 MB log held them beside its text and records)."""
+    (name, bytes), taken out of it here: once hashed and compressed as they will be stored, the bytes are let go of
+    as soon as their copy with `\\n` line ends exists, and that copy once decoded, so that at most two of the bytes,
+    their copy and the text are held at once (a 190 MB CRLF file held all three, and a 100 MB log its bytes beside
+    its text and records)."""
     name, data = held.pop()
     try:
-        text, encoding = formats.decode_input(data, name)
+        formats.check_input(data, name)
     except ParseError as exc:
         return _Prepared(None, error=str(exc))
     sha256 = hashlib.sha256(data).hexdigest()
     content = contents.Frame.of(data)
+    data = without_crlf(data)  # a CRLF file's bytes go once their copy exists (textio.lf_line_ends)
+    data = cr_as_lf(data)
+    text, encoding = decode(data)
     del data
     try:
         parsed = formats.parse_decoded(text, encoding, name, labels.fmt, dict(labels.options) or None)
@@ -496,7 +502,8 @@ def _chunks(items: Iterator[InputFile | InputError]) -> Iterator[list[InputFile 
             full, chunk, size = [chunk], [], 0
             yield full.pop()
     if chunk:
-        yield chunk
+        last, chunk = [chunk], []  # as above: the last chunk, often a file alone, is let go of as it is parsed
+        yield last.pop()
 
 
 def _next_done(

@@ -63,18 +63,11 @@ def find_rare(text: str, literal: str, k: int, end: int | None = None) -> int:
 
 
 def decode(data: bytes) -> tuple[str, str]:
-    """Return (text with `\\n` line ends, encoding name)."""
-    if not data.startswith(codecs.BOM_UTF8):
-        if data.startswith(codecs.BOM_UTF16_LE):
-            return _lf_text(data[2:].decode("utf-16-le", errors="replace")), "utf-16-le"
-        if data.startswith(codecs.BOM_UTF16_BE):
-            return _lf_text(data[2:].decode("utf-16-be", errors="replace")), "utf-16-be"
-        if data.find(b"\x00", 0, 4096) >= 0 and (utf16 := _utf16_without_bom(data)) is not None:
-            return _lf_text(data.decode(utf16, errors="replace")), utf16
-    # UTF-8 and the code pages: a CR or LF byte is that character and never part of another one, so line ends are
-    # made `\n` on the bytes (a CRLF file: every CR dropped).
-    if b"\r" in data:
-        data = data.replace(b"\r", b"") if _LONE_CR.search(data) is None else _lf_bytes(data)
+    """Return (text with `\n` line ends, encoding name)."""
+    if utf16 := _utf16(data):
+        bom = data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+        return _lf_text((data[2:] if bom else data).decode(utf16, errors="replace")), utf16
+    data = lf_line_ends(data)
     if data.startswith(codecs.BOM_UTF8):
         return _without_nul(data[3:].decode("utf-8", errors="replace")), "utf-8-sig"
     try:
@@ -84,17 +77,45 @@ def decode(data: bytes) -> tuple[str, str]:
     return _without_nul(text), enc
 
 
+def lf_line_ends(data: bytes) -> bytes:
+    """`data` with the `\n` line ends decode makes on the bytes (UTF-8 and the code pages: a CR or LF byte is that
+    character and never part of another one): each CRLF made LF, then each CR left (old Mac line ends) made LF.
+    UTF-16's are made on its text, so its bytes come back as they are, as do bytes without a CR. Each step is a copy:
+    a caller that holds a large file's bytes takes the steps itself (`data = without_crlf(data)`, then `data =
+    cr_as_lf(data)`), so that it holds two of the bytes, their copies and the text at once, never three."""
+    return cr_as_lf(without_crlf(data))
+
+
+def without_crlf(data: bytes) -> bytes:
+    """lf_line_ends' first step: each CRLF made LF."""
+    if b"\r" not in data or _utf16(data):
+        return data
+    return data.replace(b"\r\n", b"\n")
+
+
+def cr_as_lf(data: bytes) -> bytes:
+    """lf_line_ends' second step, on what without_crlf gave back: each CR left made LF (a CR that the first step put
+    before an LF, `\r\r\n`, is a line end of its own)."""
+    if b"\r" not in data or _utf16(data):
+        return data
+    return data.replace(b"\r", b"\n")
+
+
+def _utf16(data: bytes) -> str | None:
+    """The UTF-16 encoding of `data` (a BOM, or NULs in every other byte), else None."""
+    if data.startswith(codecs.BOM_UTF8):
+        return None
+    if data.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le"
+    if data.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be"
+    return _utf16_without_bom(data) if data.find(b"\x00", 0, 4096) >= 0 else None
+
+
 def _lf_text(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return _without_nul(text)
-
-
-_LONE_CR = re.compile(rb"\r(?!\n)")
-
-
-def _lf_bytes(data: bytes) -> bytes:
-    return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 def _without_nul(text: str) -> str:

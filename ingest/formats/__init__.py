@@ -256,11 +256,16 @@ def parse_bytes(
 def decode_input(data: bytes, path: str = "<input>") -> tuple[str, str]:
     """A file's bytes as text with `\\n` line ends and the encoding they were read with; ParseError (naming `path`)
     for an empty or binary file. parse_bytes' first half: a caller that holds large bytes lets them go between."""
+    check_input(data, path)
+    return decode(data)
+
+
+def check_input(data: bytes, path: str = "<input>") -> None:
+    """ParseError (naming `path`) for an empty or binary file: what decode_input refuses before decoding."""
     if _NOT_BLANK.search(data) is None:
         raise ParseError("empty file: no result to read", line=1, path=path)
     if b"\x00" in data[:4096] and not _looks_textual(data):
         raise ParseError("binary file: not the text or JSON output of a benchmark tool", line=1, path=path)
-    return decode(data)
 
 
 # Searched, not stripped: strip copies a file's bytes when they end with a line end.
