@@ -133,6 +133,7 @@ class _Plan:
     kind: str
     from_seq: int
     to_seq: int
+    first: bool = False  # the warehouse's first build: what it holds came from the changes it builds
 
 
 def build_models(
@@ -203,18 +204,20 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
                 first, second = [*args, "--selector", "change_full_points"], [*args, "--selector", "change_full_fits"]
         # A change build's SQL is the same every time: after dbt ran it once it is sent again without dbt.
         kept = plan.kind == "changes" and not all_tests
+        # A new warehouse's first build is its first ingest's (or import's, or upload's): bounded as theirs.
+        bounds = first_build_bounds() if plan.first and not all_tests and not is_postgres(db) else None
         fits = _Fits(db, every_series=plan.kind == "full") if plan.kind != "none" else None
         try:
-            run = _run_phase(db, first, progress, kept, fits)
+            run = _run_phase(db, first, progress, kept, fits, bounds)
         finally:
             if fits is not None:
                 fits.wait()
         if not run.failures and fits is not None:
             fitted = fits.finish(progress)
-            run = run.then(_run_phase(db, second, progress, kept))
+            run = run.then(_run_phase(db, second, progress, kept, bounds=bounds))
             run.node_seconds["usl fits (ingest/analytics.py)"] = fitted
         elif not run.failures:
-            run = run.then(run_dbt(db, second, progress))
+            run = run.then(run_dbt(db, second, progress, bounds=bounds))
         if not run.failures:
             _record_built(db, plan)
     return BuildResult(
@@ -407,7 +410,7 @@ def _plan(con: Connection, full_refresh: bool, cutoff: bool = False) -> _Plan:
         return _Plan("changes" if latest > built else "none", built, latest)
     if not state and latest == 0 and not full_refresh:
         return _Plan("none", 0, 0)  # nothing stored, nothing built: the first ingest builds
-    return _Plan("full", 0, latest)
+    return _Plan("full", 0, latest, first=not state)
 
 
 def _models_present(con: Connection) -> bool:
@@ -481,13 +484,19 @@ class DbtRun:
 
 
 def _run_phase(
-    db: Location, args: list[str], progress: Progress | None, kept: bool, fits: _Fits | None = None
+    db: Location,
+    args: list[str],
+    progress: Progress | None,
+    kept: bool,
+    fits: _Fits | None = None,
+    bounds: RunBounds | None = None,
 ) -> DbtRun:
     """One phase of a build: dbt, or, for a change build (`kept`), the SQL dbt sent for the same phase last time
-    (ingest/replay.py), recorded whenever dbt runs it and succeeds. `fits` start while dbt runs the phase."""
+    (ingest/replay.py), recorded whenever dbt runs it and succeeds. `fits` start while dbt runs the phase; `bounds`:
+    see run_dbt."""
     also = [fits] if fits is not None else []
     if not kept:
-        return run_dbt(db, args, progress, also)
+        return run_dbt(db, args, progress, also, bounds)
     key = _replay_key(db, args)
     folder = target_path(db) / "kneepoint-replays"
     steps = replay.load(folder, key)
@@ -553,6 +562,13 @@ def change_build_bounds() -> RunBounds:
     return RunBounds(CHANGE_BUILD_MEMORY_MB, cores())
 
 
+def first_build_bounds() -> RunBounds:
+    """A new warehouse's first build (by its first ingest, import or upload), whatever its size: the command's
+    memory stays bounded by its largest file, not by how many files it stored (run_dbt runs it again within
+    run_bounds' if DuckDB runs out of memory within these)."""
+    return RunBounds(SMALL_WHOLE_RUN_MEMORY_MB, threads=1)
+
+
 def run_bounds(args: list[str], records: int) -> RunBounds:
     """DuckDB's bounds for the dbt run `args` over a warehouse of `records` runs and observed intervals.
 
@@ -560,18 +576,18 @@ def run_bounds(args: list[str], records: int) -> RunBounds:
     warehouse of 10M fact rows builds in ~1.3 s and a 100 MB SQLIO log of 137,000 runs (3.4M histogram points) in
     seconds.
 
-    A run over every row of a small warehouse (below WHOLE_RUN_FROM_RECORDS; a new warehouse's first build) is
-    bounded lower, within SMALL_WHOLE_RUN_MEMORY_MB on one thread: DuckDB's hash tables and sorts are per thread, and
-    what they hold adds to dbt's modules and parsed project, which only such a run loads in the process (~75 MB;
-    change builds send dbt's recorded SQL). Into a new warehouse, for the whole ingest: a 20 MB SQLIO log of 27,384
-    runs, 319 MB (358 MB within 256 MB on two threads); 100 MB, 431 MB (499 MB); a week of Perfmon counters
-    (322,560 intervals), 346 MB (487 MB; 374 MB within 128 MB). The price is time where the warehouse is not new:
+    A run over every row of a small warehouse (below WHOLE_RUN_FROM_RECORDS) is bounded lower, within
+    SMALL_WHOLE_RUN_MEMORY_MB on one thread: DuckDB's hash tables and sorts are per thread, and what they hold adds
+    to dbt's modules and parsed project, which only such a run loads in the process (~75 MB; change builds send
+    dbt's recorded SQL). Into a new warehouse, for the whole ingest: a 20 MB SQLIO log of 27,384 runs, 319 MB
+    (358 MB within 256 MB on two threads); 100 MB, 431 MB (499 MB); a week of Perfmon counters (322,560
+    intervals), 346 MB (487 MB; 374 MB within 128 MB). The price is time where the warehouse is not new:
     `kneepoint build` of 450,000 runs took ~27 s instead of 17.7 s.
 
     A run over every row of a larger one sorts and joins whole tables, which spill to disk within that bound (1M
     fact rows: 29.1 s within 256 MB, 25.1 s within 4 GB; 10M: 274 s within 512 MB, 153 s within 4 GB): from
     WHOLE_RUN_FROM_RECORDS it may use a quarter of the machine's memory, within WHOLE_RUN_MEMORY_MB, on every
-    core."""
+    core. (A new warehouse's first build is bounded as a small one's whatever its size: first_build_bounds.)"""
     if any(list(args) == phase for phase in _CHANGE_PHASES):
         return change_build_bounds()
     if records < WHOLE_RUN_FROM_RECORDS:
@@ -597,17 +613,40 @@ def _records(db: Location) -> int:
 
 
 def run_dbt(
-    db: Location, args: list[str], progress: Progress | None = None, callbacks: list[Callable] | None = None
+    db: Location,
+    args: list[str],
+    progress: Progress | None = None,
+    callbacks: list[Callable] | None = None,
+    bounds: RunBounds | None = None,
 ) -> DbtRun:
     """Run one dbt command (`["build", ...]`, `["docs", "generate"]`) against `db` with the kept manifest;
-    `callbacks`: more dbt event callbacks (a replay.Recorder, the build's _Fits).
+    `callbacks`: more dbt event callbacks (a replay.Recorder, the build's _Fits). DuckDB runs within `bounds`
+    (first_build_bounds) or else run_bounds'; if it runs out of memory within `bounds`, dbt runs the command again
+    within run_bounds' (a full refresh is built again whole: its models read only the raw layer).
 
     dbtRunner is not safe to run twice at once in one process (Streamlit serves sessions on threads): callers
     hold FILE_CHANGE_LOCK, which build_models takes."""
+    planned = change_build_bounds() if is_postgres(db) else run_bounds(args, _records(db))
+    run = _invoke_dbt(db, args, bounds or planned, progress, callbacks)
+    if bounds is not None and bounds != planned and any(_OUT_OF_MEMORY in f for f in run.failures):
+        _say(
+            progress,
+            f"DuckDB ran out of memory within {bounds.memory_mb} MB: building again within {planned.memory_mb} MB",
+        )
+        run = _invoke_dbt(db, args, planned, progress, callbacks)
+    return run
+
+
+# How DuckDB names the error of a statement that needed more than its memory_limit (duckdb.OutOfMemoryException).
+_OUT_OF_MEMORY = "Out of Memory Error"
+
+
+def _invoke_dbt(
+    db: Location, args: list[str], bounds: RunBounds, progress: Progress | None, callbacks: list[Callable] | None
+) -> DbtRun:
     from dbt.cli.main import dbtRunner
 
     callbacks = [_progress_callback(progress), *(callbacks or [])]
-    bounds = change_build_bounds() if is_postgres(db) else run_bounds(args, _records(db))
     with FILE_CHANGE_LOCK, _warehouse_env(db, bounds):
         manifest = _manifest(db)
         # run_results.json and a 1 MB manifest.json after every build: nothing here reads them

@@ -257,6 +257,60 @@ def test_a_run_over_every_row_is_bounded_for_memory_in_a_small_warehouse_and_for
     assert bounds.threads == build.cores()
 
 
+def _bounds_of_each_dbt_run(monkeypatch: pytest.MonkeyPatch) -> list[build.RunBounds]:
+    """The bounds DuckDB gets in each dbt run from now on, in order."""
+    seen: list[build.RunBounds] = []
+    invoke = build._invoke_dbt
+
+    def spied(db: object, args: list[str], bounds: build.RunBounds, *rest: object) -> build.DbtRun:
+        seen.append(bounds)
+        return invoke(db, args, bounds, *rest)
+
+    monkeypatch.setattr(build, "_invoke_dbt", spied)
+    return seen
+
+
+def test_a_new_warehouses_first_build_is_bounded_as_its_ingest_whatever_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first build is the first ingest's (or import's, or upload's): however many files that stored, it runs
+    within first_build_bounds, so the command's memory does not grow with them (a 25,400-file first ingest peaked at
+    ~1 GB within a large warehouse's bounds). `kneepoint build` afterwards takes the bounds of the warehouse's size."""
+    monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)  # this small warehouse counts as large
+    large = build.run_bounds(["build", "--full-refresh"], 0)
+    assert large != build.first_build_bounds()
+    db = tmp_path / "new.duckdb"
+    _store(db, LATE, "a new disk")
+    seen = _bounds_of_each_dbt_run(monkeypatch)
+    result = build_models(db)
+    assert result.success and result.kind == "full", result.failures
+    assert seen == [build.first_build_bounds()] * 2  # both phases
+    seen.clear()
+    build_models(db, full_refresh=True, all_tests=True).raise_for_failure()
+    assert seen and set(seen) == {large}
+
+
+def test_a_first_build_that_runs_out_of_memory_runs_again_within_the_warehouses_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some warehouse's first build may need more than first_build_bounds: the dbt run that DuckDB could not fit
+    runs again within the bounds of the warehouse's size, and the build succeeds (saying why it took longer)."""
+    monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)
+    too_little = build.RunBounds(memory_mb=1, threads=1)
+    monkeypatch.setattr(build, "first_build_bounds", lambda: too_little)
+    large = build.run_bounds(["build", "--full-refresh"], 0)
+    db = tmp_path / "new.duckdb"
+    file_id = _store(db, LATE, "a new disk")
+    seen = _bounds_of_each_dbt_run(monkeypatch)
+    said: list[str] = []
+    result = build_models(db, progress=said.append)
+    assert result.success and result.kind == "full", result.failures
+    assert seen[:2] == [too_little, large]
+    assert any(f"ran out of memory within 1 MB: building again within {large.memory_mb} MB" in s for s in said)
+    assert _count(db, f"SELECT count(*) FROM dim_files WHERE file_id = '{file_id}'") == 1
+    assert not models_behind(db)
+
+
 def _duckdb_bounds(con: duckdb.DuckDBPyConnection) -> tuple[str, int]:
     return con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall()[0]
 
