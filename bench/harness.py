@@ -605,6 +605,7 @@ def summarize(results: dict[str, Any]) -> dict[str, Any]:
                 "worst_peak_mb": g["worst_peak_mb"],
                 "stages": med["stages"],
                 "peak_rss_mb_before_build": g["result"].get("peak_rss_mb_before_build"),
+                "largest_file_mb": g["result"].get("largest_file_mb"),
                 "files_per_s": round(files / med["wall_s"], 1) if med["wall_s"] else None,
                 "runs": g["runs_counted"],
             }
@@ -789,6 +790,19 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"{ing['worst_peak_mb']} MB",
             ing["worst_peak_mb"] < 1024,
             "the worst run: the process tree's summed PSS or the largest process's RSS, whichever is larger",
+        )
+    for name, ing in s["ingest"].items():
+        largest = ing.get("largest_file_mb")
+        if largest is None:
+            continue
+        limit = 2 * largest + 300
+        add(
+            f"peak memory, {ing['files']} files ({name.rpartition('.')[2]}) into a new warehouse, "
+            f"{ing['workers']} worker(s){', its first build included' if ing['built'] else ''}",
+            f"< 2x the largest file + 300 MB ({limit:.0f} MB)",
+            f"{ing['worst_peak_mb']} MB ({ing['peak_rss_mb_before_build']} MB before the build)",
+            ing["worst_peak_mb"] < limit,
+            "issue 24's bound: one file at a time plus a fixed margin, however many files",
         )
     one_m = s["rows"].get("1M", {})
     for label, before in FULL_BUILD_S_2026_11_21.items():

@@ -134,7 +134,8 @@ def job_duckdb_read_json(args: Result) -> Result:
 
 
 def _timed(items: Iterable[Any], stages: dict[str, float]) -> Iterator[Any]:
-    """`items`, adding the time spent producing each (reading the file: `iter_paths`) to stages["read_s"]."""
+    """`items`, adding the time spent producing each (reading the file: `iter_paths`) to stages["read_s"], and
+    keeping the largest input's size in stages["largest_file_bytes"] (the memory target is relative to it)."""
     it = iter(items)
     while True:
         t = _clock()
@@ -144,6 +145,7 @@ def _timed(items: Iterable[Any], stages: dict[str, float]) -> Iterator[Any]:
             return
         finally:
             stages["read_s"] += _clock() - t
+        stages["largest_file_bytes"] = max(stages.get("largest_file_bytes", 0), len(getattr(item, "data", b"")))
         yield item
 
 
@@ -192,8 +194,10 @@ def job_ingest(args: Result) -> Result:
             report.build.raise_for_failure()
             built = {"nodes": report.build.node_seconds}
     stages["ingest_s"] = _clock() - t0 - stages.get("build_s", 0.0)
+    largest = stages.pop("largest_file_bytes", 0)
     return {
         "workers": workers,
+        "largest_file_mb": round(largest / 2**20, 3),
         "outcomes": outcomes,
         "records": records,
         "stages": stages,
