@@ -795,11 +795,21 @@ def test_the_pool_is_kept_between_ingests_replaced_when_a_worker_died_and_closed
     assert load._POOL._pool is not pool
     assert [o.status for r in (first, second, third) for o in r.outcomes] == ["added"] * 60
 
+    # Closed when idle: the pool, its workers and the server they forked from, which holds the parsers, DuckDB and
+    # Arrow in a process of its own.
+    from multiprocessing import forkserver
+
     workers = list(load._POOL._pool._processes.values())
+
+    def closed() -> bool:
+        return load._POOL._pool is None and forkserver._forkserver._forkserver_pid is None
+
     deadline = time.monotonic() + 10
-    while (load._POOL._pool is not None or any(w.is_alive() for w in workers)) and time.monotonic() < deadline:
+    while (not closed() or any(w.is_alive() for w in workers)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert load._POOL._pool is None and not any(w.is_alive() for w in workers)
+    assert closed() and not any(w.is_alive() for w in workers)
+    again = ingest_inputs(db, iter_paths(paths[:20]), disk="d", build=False, workers=2)  # a new pool and server
+    assert again.workers == 2 and [o.status for o in again.outcomes] == ["duplicate"] * 20
 
 
 def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
