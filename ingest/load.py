@@ -318,9 +318,9 @@ class _SharedPool:
 
 def _stop_forkserver() -> None:
     """Stop the server the pool's workers fork from: a process of its own that holds what it preloaded (parsers,
-    DuckDB, Arrow: ~100 MB) until this process exits (an ingest of 25,400 files on 2 workers: its build peaked with
-    the server beside it at 539 MB for the two). The next pool starts it again (~0.5 s). Python 3.11 has no public
-    call for it: `_stop` is what its own tests use."""
+    DuckDB, Arrow: RSS ~90 MB, ~50 MB of it its own while workers share it) until this process exits, through the
+    build that ends an ingest. The next pool starts it again (~0.5 s). Python 3.11 has no public call for it: `_stop`
+    is what its own tests use."""
     from multiprocessing import forkserver
 
     stop = getattr(forkserver._forkserver, "_stop", None)
@@ -477,9 +477,9 @@ def _prepared(
             del files
             report.timings["parse_s"] += time.perf_counter() - t
             yield from _in_order(stand_ins, prepared)
-            # Stored by now: let go of the rows before the next chunk is read and parsed, and of the pages Arrow's
-            # allocator keeps after a large chunk (two weeks of Perfmon counters, 35 MB each: the first's 91 MB of
-            # rows were held through the second's parse).
+            # The store loop holds what it has not stored yet; this chunk's rows are let go of here, not once the
+            # next chunk is parsed, and so are the pages Arrow's allocator keeps after a large chunk (two weeks of
+            # Perfmon counters, 35 MB each: the first's 91 MB of rows were held through the second's parse).
             del prepared
             if size >= CHUNK_BYTES:
                 release_arrow_memory()
