@@ -25,7 +25,8 @@ dbt's fixed costs: the parsed project (its manifest) is kept in this process and
 folder, keyed by the project's files, dbt's version and the warehouse, so a command neither re-parses the project
 (~2 s) nor re-reads dbt's partial-parse file (~0.7 s). A change build's SQL is the same every time (the models read
 what changed from tables): after dbt ran a warehouse's change build once, later ones send the SQL it recorded
-without importing dbt (ingest/replay.py), and hand a phase back to dbt when anything does not go as recorded.
+without importing dbt (ingest/replay.py), and hand a phase back to dbt when anything does not go as recorded. So
+does a new warehouse's first build, recorded once per machine on an empty warehouse (_first_build_recordings).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import hashlib
 import logging
 import os
 import pickle
+import re
+import shutil
 import sys
 import threading
 import time
@@ -60,6 +63,8 @@ from kneepoint.ingest.warehouse import (
     locate,
     transaction,
 )
+
+log = logging.getLogger(__name__)
 
 # The files whose content decides what the models hold: a change to any of them rebuilds everything.
 _DEFINITION = ("dbt_project.yml", "selectors.yml", "models", "macros", "ingest/analytics.py", "ingest/load_fits.py")
@@ -175,17 +180,7 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
             plan = _plan(con, full_refresh, cutoff=True)
             if plan.kind == "none" and not all_tests:
                 return BuildResult(True, kind="none", seconds=time.perf_counter() - started)
-            test_scope = "all" if all_tests or plan.kind == "full" else "changed"
-            with transaction(con):
-                con.execute("DELETE FROM kneepoint_build_window")
-                con.execute(
-                    "INSERT INTO kneepoint_build_window VALUES (?, ?, ?)", [plan.from_seq, plan.to_seq, test_scope]
-                )
-                if plan.kind == "full":
-                    con.execute("DELETE FROM kneepoint_changed_series")
-                    con.execute("DELETE FROM kneepoint_changed_disks")
-                con.execute("DELETE FROM kneepoint_known_tools")
-                con.execute("INSERT INTO kneepoint_known_tools SELECT unnest(?::VARCHAR[])", [formats.tools()])
+            _open_window(con, plan, "all" if all_tests or plan.kind == "full" else "changed")
         finally:
             con.close()
         if plan.kind == "full":
@@ -202,19 +197,26 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
             first, second = _CHANGE_PHASES
             if plan.kind == "full":
                 first, second = [*args, "--selector", "change_full_points"], [*args, "--selector", "change_full_fits"]
-        # A change build's SQL is the same every time: after dbt ran it once it is sent again without dbt.
-        kept = plan.kind == "changes" and not all_tests
         # A new warehouse's first build is its first ingest's (or import's, or upload's): bounded as theirs.
-        bounds = first_build_bounds() if plan.first and not all_tests and not is_postgres(db) else None
+        new_warehouse = plan.first and not all_tests and not is_postgres(db)
+        bounds = first_build_bounds() if new_warehouse else None
+        # A change build's SQL is the same every time: after dbt ran it once it is sent again without dbt. So is a
+        # new warehouse's first build, but for the warehouse's name: it sends what dbt sent for an empty one's.
+        if plan.kind == "changes" and not all_tests:
+            kept = [_change_recording(db, first), _change_recording(db, second)]
+        elif new_warehouse:
+            kept = _first_build_recordings(db, [first, second], bounds, progress)
+        else:
+            kept = [None, None]
         fits = _Fits(db, every_series=plan.kind == "full") if plan.kind != "none" else None
         try:
-            run = _run_phase(db, first, progress, kept, fits, bounds)
+            run = _run_phase(db, first, progress, kept[0], fits, bounds)
         finally:
             if fits is not None:
                 fits.wait()
         if not run.failures and fits is not None:
             fitted = fits.finish(progress)
-            run = run.then(_run_phase(db, second, progress, kept, bounds=bounds))
+            run = run.then(_run_phase(db, second, progress, kept[1], bounds=bounds))
             run.node_seconds["usl fits (ingest/analytics.py)"] = fitted
         elif not run.failures:
             run = run.then(run_dbt(db, second, progress, bounds=bounds))
@@ -228,6 +230,18 @@ def _build_once(db: Location, full_refresh: bool, all_tests: bool, progress: Pro
         seconds=time.perf_counter() - started,
         node_seconds=run.node_seconds,
     )
+
+
+def _open_window(con: Connection, plan: _Plan, test_scope: str) -> None:
+    """Tell the models what this build covers (macros/build_scope.sql) and which tools kneepoint reads."""
+    with transaction(con):
+        con.execute("DELETE FROM kneepoint_build_window")
+        con.execute("INSERT INTO kneepoint_build_window VALUES (?, ?, ?)", [plan.from_seq, plan.to_seq, test_scope])
+        if plan.kind == "full":
+            con.execute("DELETE FROM kneepoint_changed_series")
+            con.execute("DELETE FROM kneepoint_changed_disks")
+        con.execute("DELETE FROM kneepoint_known_tools")
+        con.execute("INSERT INTO kneepoint_known_tools SELECT unnest(?::VARCHAR[])", [formats.tools()])
 
 
 def _changes_left(db: Location) -> int:
@@ -365,8 +379,7 @@ _CHANGE_PHASES = (["build", "--selector", "change_points"], ["build", "--selecto
 
 
 def _change_build_recorded(db: Location) -> bool:
-    folder = target_path(db) / "kneepoint-replays"
-    return all(replay.load(folder, _replay_key(db, args)) is not None for args in _CHANGE_PHASES)
+    return all(_change_recording(db, args).steps() is not None for args in _CHANGE_PHASES)
 
 
 def _record_change_build(db: Location) -> bool:
@@ -387,7 +400,7 @@ def _record_change_build(db: Location) -> bool:
                     con.execute("INSERT INTO kneepoint_build_window VALUES (?, ?, 'changed')", [plan.to_seq] * 2)
             finally:
                 con.close()
-            return all(not _run_phase(db, args, None, kept=True).failures for args in _CHANGE_PHASES)
+            return all(not _run_phase(db, args, None, _change_recording(db, args)).failures for args in _CHANGE_PHASES)
 
 
 def models_behind(where: Connection | Location) -> bool:
@@ -483,37 +496,126 @@ class DbtRun:
         return DbtRun(self.failures + other.failures, {**self.node_seconds, **other.node_seconds})
 
 
+@dataclass(frozen=True, slots=True)
+class _Recording:
+    """Where the SQL of one build phase is kept (ingest/replay.py), under which key, and, for a first build's, the
+    name of the warehouse it was recorded on (`recorded_on`), which the warehouse's own name replaces."""
+
+    folder: Path
+    key: str
+    recorded_on: str | None = None
+    for_name: str | None = None
+
+    def steps(self) -> list[replay.Step] | None:
+        steps = replay.load(self.folder, self.key)
+        if steps is None or self.recorded_on is None or self.for_name is None:
+            return steps
+        return replay.renamed(steps, self.recorded_on, self.for_name)
+
+
+def _change_recording(db: Location, args: list[str]) -> _Recording:
+    """A change build's phase, recorded on this warehouse."""
+    return _Recording(target_path(db) / "kneepoint-replays", _replay_key(db, args))
+
+
 def _run_phase(
     db: Location,
     args: list[str],
     progress: Progress | None,
-    kept: bool,
+    kept: _Recording | None,
     fits: _Fits | None = None,
     bounds: RunBounds | None = None,
 ) -> DbtRun:
-    """One phase of a build: dbt, or, for a change build (`kept`), the SQL dbt sent for the same phase last time
-    (ingest/replay.py), recorded whenever dbt runs it and succeeds. `fits` start while dbt runs the phase; `bounds`:
-    see run_dbt."""
+    """One phase of a build: dbt, or the SQL dbt sent for the same phase before (`kept`, ingest/replay.py). A
+    change build's is recorded whenever dbt runs it on this warehouse and succeeds; a first build's only on an
+    empty warehouse of its own (_record_first_build). `fits` start while dbt runs the phase; `bounds`: see
+    run_dbt."""
     also = [fits] if fits is not None else []
-    if not kept:
+    if kept is None:
         return run_dbt(db, args, progress, also, bounds)
-    key = _replay_key(db, args)
-    folder = target_path(db) / "kneepoint-replays"
-    steps = replay.load(folder, key)
+    steps = kept.steps()
     if steps is not None:
         con = connect(db)
         try:
-            _session_settings(con)
+            _session_settings(con, bounds)
             node_seconds = replay.replay(con, steps, progress)
         finally:
-            con.close()
+            try:
+                if bounds is not None and bounds != change_build_bounds():
+                    _session_settings(con)  # the bounds the warehouse keeps between builds (_bound_as_a_change_build)
+            finally:
+                con.close()
         if node_seconds is not None:
             return DbtRun([], node_seconds)
+    if kept.recorded_on is not None:
+        return run_dbt(db, args, progress, also, bounds)  # recorded on another warehouse only
     recorder = replay.Recorder()
-    run = run_dbt(db, args, progress, [recorder, *also])
+    run = run_dbt(db, args, progress, [recorder, *also], bounds)
     if not run.failures and recorder.replayable:
-        replay.save(folder, key, recorder.steps())
+        replay.save(kept.folder, kept.key, recorder.steps())
     return run
+
+
+# The name of the empty warehouse a first build is recorded on: found nowhere else in dbt's SQL, so that the
+# recording is made another warehouse's by putting that one's name in its place (replay.renamed).
+_FIRST_BUILD_WAREHOUSE = "kneepoint_first_build_recording"
+# A warehouse name a first build's recording can take: dbt quotes it in SQL as "name" and 'name'.
+_PLAIN_NAME = re.compile(r"[\w.\- ]+")
+
+
+def first_builds_folder() -> Path:
+    """Where first builds' recordings are kept: one set per machine (and kneepoint version), for every warehouse."""
+    if explicit := os.environ.get("KNEEPOINT_DBT_TARGET"):
+        return Path(explicit) / "kneepoint-first-builds"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kneepoint" / "dbt" / "first-builds"
+
+
+def _first_build_recordings(
+    db: Location, phases: list[list[str]], bounds: RunBounds | None, progress: Progress | None = None
+) -> list[_Recording | None]:
+    """The recordings of a new warehouse's first build, phase by phase: made now where this machine has none for
+    this project yet (once: an empty warehouse built through dbt); None where they cannot be had (dbt then builds
+    the warehouse itself)."""
+    name = Path(db).stem
+    if not _PLAIN_NAME.fullmatch(name):
+        return [None] * len(phases)
+    folder = first_builds_folder()
+    # The recordings' key: the empty warehouse's, whatever folder it was made in (its stem decides the SQL).
+    keys = [_replay_key(folder / f"{_FIRST_BUILD_WAREHOUSE}.duckdb", args) for args in phases]
+    recordings = [_Recording(folder, key, _FIRST_BUILD_WAREHOUSE, name) for key in keys]
+    if any(r.steps() is None for r in recordings):
+        _say(progress, "recording a new warehouse's build, once for this kneepoint (dbt, on an empty warehouse)")
+        if not _record_first_build(folder, phases, keys, bounds):
+            return [None] * len(phases)
+    return recordings
+
+
+def _record_first_build(folder: Path, phases: list[list[str]], keys: list[str], bounds: RunBounds | None) -> bool:
+    """Build an empty warehouse of its own through dbt (in a folder of this process: another may be making one
+    too) and keep what dbt sent for each phase; whether every phase was kept. Its models read the raw layer
+    only (and, in the second phase, the fits, which an empty warehouse has none of)."""
+    scratch_folder = folder / f"making-{os.getpid()}-{threading.get_ident()}"
+    scratch = scratch_folder / f"{_FIRST_BUILD_WAREHOUSE}.duckdb"
+    shutil.rmtree(scratch_folder, ignore_errors=True)
+    scratch_folder.mkdir(parents=True)
+    try:
+        con = connect(scratch)  # the raw layer, empty
+        try:
+            _open_window(con, _Plan("full", 0, 0, first=True), "all")
+        finally:
+            con.close()
+        for args, key in zip(phases, keys, strict=True):
+            recorder = replay.Recorder()
+            run = run_dbt(scratch, args, callbacks=[recorder], bounds=bounds)
+            if run.failures or not recorder.replayable:
+                log.info("a first build could not be recorded (%s): dbt builds the warehouse", run.failures)
+                return False
+            replay.save(folder, key, recorder.steps())
+        return True
+    finally:
+        shutil.rmtree(scratch_folder, ignore_errors=True)
+        if not os.environ.get("KNEEPOINT_DBT_TARGET"):
+            shutil.rmtree(target_path(scratch), ignore_errors=True)  # a folder of its own, named after its path
 
 
 def _replay_key(db: Location, args: list[str]) -> str:
@@ -526,22 +628,22 @@ def _replay_key(db: Location, args: list[str]) -> str:
     return h.hexdigest()
 
 
-def _session_settings(con: Connection) -> None:
-    """The settings dbt's sessions run with (profiles.yml; on PostgreSQL, PGOPTIONS), on a replay's connection."""
-    settings = _PG_SETTINGS if is_postgres(con) else _duckdb_settings()
+def _session_settings(con: Connection, bounds: RunBounds | None = None) -> None:
+    """The settings dbt's sessions run with (profiles.yml; on PostgreSQL, PGOPTIONS), on a replay's connection:
+    DuckDB within `bounds`, a change build's unless told."""
+    settings = _PG_SETTINGS if is_postgres(con) else _duckdb_settings(bounds or change_build_bounds())
     for name, value in settings.items():
         con.execute(f"SET {name} = '{value}'")
 
 
 @cache
-def _duckdb_settings() -> dict[str, str]:
-    """profiles.yml's settings as a change build runs with them (a replay is one)."""
+def _duckdb_settings(bounds: RunBounds) -> dict[str, str]:
+    """profiles.yml's settings as a dbt run within `bounds` has them."""
     import yaml
 
     profiles = yaml.safe_load((PROJECT_ROOT / "profiles.yml").read_text())
     settings = profiles["kneepoint"]["outputs"]["local"].get("settings") or {}
     settings = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in settings.items()}
-    bounds = change_build_bounds()
     return {**settings, "memory_limit": f"{bounds.memory_mb}MB", "threads": str(bounds.threads)}
 
 
@@ -851,7 +953,7 @@ def _progress_callback(progress: Progress | None) -> Callable[[Any], None]:
         try:
             progress(f"{verb} {node} ({data.index} of {data.total})")
         except Exception:  # noqa: BLE001 - showing progress is not the build
-            logging.getLogger(__name__).warning("build progress could not be shown", exc_info=True)
+            log.warning("build progress could not be shown", exc_info=True)
 
     return on_event
 

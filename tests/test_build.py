@@ -270,21 +270,48 @@ def _bounds_of_each_dbt_run(monkeypatch: pytest.MonkeyPatch) -> list[build.RunBo
     return seen
 
 
+def _settings_of_each_replay(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """DuckDB's memory limit and threads in each recorded phase sent without dbt from now on, in order."""
+    seen: list[tuple[str, int]] = []
+    send = build.replay.replay
+
+    def spied(con: duckdb.DuckDBPyConnection, *args: object, **kwargs: object) -> object:
+        seen.append(_duckdb_bounds(con))
+        return send(con, *args, **kwargs)
+
+    monkeypatch.setattr(build.replay, "replay", spied)
+    return seen
+
+
+def _as_duckdb_shows(bounds: build.RunBounds) -> tuple[str, int]:
+    con = duckdb.connect()
+    try:
+        con.execute(f"SET memory_limit = '{bounds.memory_mb}MB'")
+        con.execute(f"SET threads = {bounds.threads}")
+        return _duckdb_bounds(con)
+    finally:
+        con.close()
+
+
 def test_a_new_warehouses_first_build_is_bounded_as_its_ingest_whatever_its_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first build is the first ingest's (or import's, or upload's): however many files that stored, it runs
     within first_build_bounds, so the command's memory does not grow with them (a 25,400-file first ingest peaked at
     ~1 GB within a large warehouse's bounds). `kneepoint build` afterwards takes the bounds of the warehouse's size."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))  # no recording from other tests
     monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)  # this small warehouse counts as large
     large = build.run_bounds(["build", "--full-refresh"], 0)
     assert large != build.first_build_bounds()
     db = tmp_path / "new.duckdb"
     _store(db, LATE, "a new disk")
     seen = _bounds_of_each_dbt_run(monkeypatch)
+    replayed = _settings_of_each_replay(monkeypatch)
     result = build_models(db)
     assert result.success and result.kind == "full", result.failures
-    assert seen == [build.first_build_bounds()] * 2  # both phases
+    # both phases: dbt, recording them on an empty warehouse; then this one's, sent without dbt
+    assert seen == [build.first_build_bounds()] * 2
+    assert replayed == [_as_duckdb_shows(build.first_build_bounds())] * 2
     seen.clear()
     build_models(db, full_refresh=True, all_tests=True).raise_for_failure()
     assert seen and set(seen) == {large}
@@ -295,6 +322,7 @@ def test_a_first_build_that_runs_out_of_memory_runs_again_within_the_warehouses_
 ) -> None:
     """Some warehouse's first build may need more than first_build_bounds: the dbt run that DuckDB could not fit
     runs again within the bounds of the warehouse's size, and the build succeeds (saying why it took longer)."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
     monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)
     too_little = build.RunBounds(memory_mb=1, threads=1)
     monkeypatch.setattr(build, "first_build_bounds", lambda: too_little)
@@ -354,3 +382,117 @@ def test_a_fit_that_fails_on_its_thread_fails_the_build(db: Path, monkeypatch: p
     monkeypatch.undo()
     build_models(db).raise_for_failure()
     assert not models_behind(db)
+
+
+# -- a new warehouse's first build, recorded once per machine --------------------------------------------------------
+
+
+def _models(db: Path) -> dict[str, list[tuple]]:
+    """Every table and view dbt built, row by row."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        names = [
+            n
+            for (n,) in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_name NOT LIKE 'raw\\_%' ESCAPE '\\' "
+                "AND table_name NOT LIKE 'kneepoint\\_%' ESCAPE '\\' ORDER BY table_name"
+            ).fetchall()
+        ]
+        return {n: con.execute(f'SELECT * FROM "{n}" ORDER BY ALL').fetchall() for n in names}
+    finally:
+        con.close()
+
+
+def _recording_dbt(monkeypatch: pytest.MonkeyPatch) -> list[build.replay.Recorder]:
+    """A recorder beside each dbt run from now on."""
+    recorders: list[build.replay.Recorder] = []
+    run_dbt = build.run_dbt
+
+    def recorded(db, args, progress=None, callbacks=None, bounds=None):
+        recorders.append(build.replay.Recorder())
+        return run_dbt(db, args, progress, [*(callbacks or []), recorders[-1]], bounds)
+
+    monkeypatch.setattr(build, "run_dbt", recorded)
+    return recorders
+
+
+def test_a_new_warehouses_first_build_sends_what_dbt_would_without_dbt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first build of a new warehouse is recorded once, on an empty warehouse of its own, and sent to every new
+    warehouse with that one's name in its place: statement for statement what dbt sends for it, and the same
+    models. The warehouse is named `fio`, a word the models' SQL holds: only the name dbt writes is replaced."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
+    paths = [SAMPLE / "fio" / "seqread-128k-jobs1.json", LATE, SAMPLE / "sqlio" / "synthetic-p10-sweep.txt"]
+    by_dbt, replayed = tmp_path / "by-dbt" / "fio.duckdb", tmp_path / "replayed" / "fio.duckdb"
+    third = tmp_path / "third" / "warehouse.duckdb"
+    by_dbt.parent.mkdir()
+    for path in paths:
+        _store(by_dbt, path, "a new disk")
+    for db in (replayed, third):  # the same raw layer, stored at the same moment
+        db.parent.mkdir()
+        shutil.copy(by_dbt, db)
+
+    # dbt builds the first warehouse itself, as it did before first builds were recorded
+    with monkeypatch.context() as m:
+        m.setattr(build, "_first_build_recordings", lambda db, phases, *_: [None] * len(phases))
+        recorders = _recording_dbt(m)
+        assert build_models(by_dbt).success
+    dbt_sent = [step.statements for r in recorders for step in r.steps()]
+
+    # the second: dbt builds an empty warehouse and records it, then this one's build is sent without dbt
+    assert build_models(replayed).success
+    kept = build._first_build_recordings(build.locate(replayed), _first_build_phases(), None)
+    assert all(r is not None and r.recorded_on == build._FIRST_BUILD_WAREHOUSE for r in kept)
+    sent = [step.statements for r in kept for step in r.steps()]
+    assert sent == dbt_sent
+    assert _models(replayed) == _models(by_dbt)
+
+    # a third new warehouse: no dbt at all
+    monkeypatch.setattr(build, "run_dbt", _no_dbt)
+    result = build_models(third)
+    assert result.success and result.kind == "full"
+    assert not models_behind(third)
+    assert _models(third) == _models(by_dbt)
+
+
+def _first_build_phases() -> list[list[str]]:
+    args = ["build", "--full-refresh"]
+    return [[*args, "--selector", "change_full_points"], [*args, "--selector", "change_full_fits"]]
+
+
+def test_a_first_build_that_does_not_go_as_recorded_is_built_by_dbt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a first build killed half-way leaves (a model's table, no build state): the recorded SQL cannot create
+    it again, so dbt builds the warehouse, and the recording, made on an empty warehouse, stays as it was."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
+    first = tmp_path / "first.duckdb"
+    _store(first, LATE, "a new disk")
+    assert build_models(first).success  # records
+    folder = build.first_builds_folder()
+    recorded = {p.name: p.read_bytes() for p in folder.glob("*.json")}
+    assert len(recorded) == 2
+
+    db = tmp_path / "killed.duckdb"
+    _store(db, LATE, "a new disk")
+    con = connect(db)
+    try:
+        con.execute("CREATE TABLE dim_disks AS SELECT 1 AS leftover")
+    finally:
+        con.close()
+    ran: list[list[str]] = []
+    real = build.run_dbt
+    monkeypatch.setattr(build, "run_dbt", lambda db, args, *a, **k: ran.append(args) or real(db, args, *a, **k))
+    result = build_models(db)
+    assert result.success and result.kind == "full", result.failures
+    assert ran and "change_full_points" in ran[0]
+    assert _count(db, "SELECT count(*) FROM dim_disks WHERE disk = 'a new disk'") == 1
+    assert {p.name: p.read_bytes() for p in folder.glob("*.json")} == recorded
+
+
+def test_a_warehouse_whose_name_sql_would_have_to_escape_is_built_by_dbt(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
+    for name in ("it's.duckdb", 'a "quoted" one.duckdb', "back\\slash.duckdb"):
+        assert build._first_build_recordings(tmp_path / name, _first_build_phases(), None) == [None, None]
+    assert not build.first_builds_folder().exists()  # nothing was made for them

@@ -44,15 +44,18 @@ def kneepoint_under_test(files_per_batch: int | None = None) -> list[str]:
     return [sys.executable, str(Path(__file__).with_name("cli_under_test.py")), *batches]
 
 
-def start_ingest(db: Path, folder: Path, disk: str, wait_s: float, *extra: str) -> subprocess.Popen:
-    """`kneepoint --db DB ingest FOLDER --disk DISK` started, waiting up to `wait_s` for a busy warehouse."""
+def start_ingest(
+    db: Path, folder: Path, disk: str, wait_s: float, *extra: str, env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """`kneepoint --db DB ingest FOLDER --disk DISK` started, waiting up to `wait_s` for a busy warehouse; `env`:
+    more environment variables."""
     return subprocess.Popen(
         [*KNEEPOINT, "--db", str(db), "ingest", str(folder), "--disk", disk, *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
-        env={**os.environ, "KNEEPOINT_LOCK_WAIT_S": str(wait_s)},
+        env={**os.environ, "KNEEPOINT_LOCK_WAIT_S": str(wait_s), **(env or {})},
     )
 
 

@@ -259,8 +259,10 @@ def test_cli_and_app_take_turns_and_say_when_the_warehouse_is_busy(page, browser
     upload.write_bytes(variant((SAMPLE / "sqlio" / "synthetic-p10-sweep.txt").read_bytes(), 60))
     prepare_upload(page, app.url, upload, "app disk")
 
-    # 1. The CLI holds the warehouse.
-    holder = start_ingest(app.db, tmp_path / "cli", "cli disk", 900)
+    # 1. The CLI holds the warehouse. Its own dbt target folder too: no recorded first build (ingest/replay.py).
+    holder = start_ingest(
+        app.db, tmp_path / "cli", "cli disk", 900, env={"KNEEPOINT_DBT_TARGET": str(tmp_path / "cli-dbt-target")}
+    )
     assert holder.stdout is not None
     first = holder.stdout.readline()
     assert first.startswith("added"), first + (holder.stderr.read() if holder.stderr else "")

@@ -59,7 +59,8 @@ def test_a_second_ingest_fails_clearly_or_waits_and_both_land(tmp_path):
     the first's store and build, that build would have failed on the lock), then stores."""
     db = tmp_path / "w.duckdb"
     a, b, c = distinct_batches(tmp_path, 3, FILES)
-    first = start_ingest(db, a[0].parent, "first", 1800)
+    # No recorded first build for it: dbt builds (seconds), so it still holds the warehouse when the second asks.
+    first = start_ingest(db, a[0].parent, "first", 1800, env={"KNEEPOINT_DBT_TARGET": str(tmp_path / "dbt-target")})
     wait_for_first_file(first)
     refused = start_ingest(db, b[0].parent, "second", 1)
     waiting = start_ingest(db, c[0].parent, "third", 1800, "--no-build")
