@@ -637,19 +637,23 @@ def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callabl
         return
     unfolded = 0
 
+    def fold() -> None:
+        nonlocal unfolded
+        unfolded = 0
+        # The files are committed: a failed fold leaves them in the log, and closing folds it.
+        with suppress(duckdb.Error):
+            if release_memory:
+                release_cache(con)  # the fold's working memory then takes the place of what DuckDB cached
+            con.execute("CHECKPOINT")
+            if release_memory:
+                release_cache(con)
+                release_arrow_memory()
+
     def stored(stored_bytes: int) -> None:
         nonlocal unfolded
         unfolded += stored_bytes
         if unfolded >= FOLD_BYTES:
-            unfolded = 0
-            # The files are committed: a failed fold leaves them in the log, and closing folds it.
-            with suppress(duckdb.Error):
-                if release_memory:
-                    release_cache(con)  # the fold's working memory then takes the place of what DuckDB cached
-                con.execute("CHECKPOINT")
-                if release_memory:
-                    release_cache(con)
-                    release_arrow_memory()
+            fold()
 
     con.execute(f"SET checkpoint_threshold = '{BULK_CHECKPOINT_THRESHOLD}'")
     (threads,) = con.execute("SELECT current_setting('threads')").fetchall()[0]
@@ -658,6 +662,8 @@ def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callabl
         con.execute("SET write_buffer_row_group_count = 1")
     try:
         yield stored
+        if unfolded and release_memory:
+            fold()  # what is left, now rather than as the connection closes, with DuckDB's cache full
     finally:
         # On a failed warehouse this fails too; the error that matters was reported already.
         with suppress(duckdb.Error):
