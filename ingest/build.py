@@ -576,7 +576,7 @@ def _first_build_recordings(
     """The recordings of a new warehouse's first build, phase by phase: made now where this machine has none for
     this project yet (once: an empty warehouse built through dbt); None where they cannot be had (dbt then builds
     the warehouse itself)."""
-    name = Path(db).stem
+    name = _catalog(db)
     if not _PLAIN_NAME.fullmatch(name):
         return [None] * len(phases)
     folder = first_builds_folder()
@@ -588,6 +588,15 @@ def _first_build_recordings(
         if not _record_first_build(folder, phases, keys, bounds):
             return [None] * len(phases)
     return recordings
+
+
+def _catalog(db: Location) -> str:
+    """The name DuckDB gives the warehouse's database (`w.1.duckdb`: `w`), which dbt writes into its SQL."""
+    con = connect(db)
+    try:
+        return con.execute("SELECT current_database()").fetchall()[0][0]
+    finally:
+        con.close()
 
 
 def _record_first_build(folder: Path, phases: list[list[str]], keys: list[str], bounds: RunBounds | None) -> bool:

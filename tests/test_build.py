@@ -212,18 +212,29 @@ def test_a_change_build_runs_dbt_once_then_sends_the_sql_it_recorded(db: Path, t
     _equal_to_a_full_refresh(db, tmp_path)
 
 
+def _leave_a_table(db: Path, name: str) -> None:
+    """What a build killed half-way leaves: a table of that name."""
+    con = connect(db)
+    try:
+        con.execute(f"CREATE TABLE {name} AS SELECT 1 AS leftover")
+    finally:
+        con.close()
+
+
+def _dbt_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The arguments of each dbt run from now on."""
+    ran: list[list[str]] = []
+    real = build.run_dbt
+    monkeypatch.setattr(build, "run_dbt", lambda db, args, *a, **k: ran.append(args) or real(db, args, *a, **k))
+    return ran
+
+
 def test_a_recorded_build_that_no_longer_fits_hands_its_phase_to_dbt(db: Path, monkeypatch) -> None:
     _store(db, LATE, disk="recorded")
     assert build_models(db).success
     # What a build killed between creating a table and renaming it leaves: the recorded SQL cannot create it again.
-    con = connect(db)
-    try:
-        con.execute("CREATE TABLE dim_disks__dbt_tmp AS SELECT 1 AS leftover")
-    finally:
-        con.close()
-    ran: list[list[str]] = []
-    real = build.run_dbt
-    monkeypatch.setattr(build, "run_dbt", lambda db, args, *a, **k: ran.append(args) or real(db, args, *a, **k))
+    _leave_a_table(db, "dim_disks__dbt_tmp")
+    ran = _dbt_runs(monkeypatch)
     _store(db, SAMPLE / "fio" / "randread-4k-jobs4.json", disk="replayed")
     result = build_models(db)
     assert result.success and result.kind == "changes"
@@ -425,7 +436,7 @@ def test_a_new_warehouses_first_build_sends_what_dbt_would_without_dbt(
     monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
     paths = [SAMPLE / "fio" / "seqread-128k-jobs1.json", LATE, SAMPLE / "sqlio" / "synthetic-p10-sweep.txt"]
     by_dbt, replayed = tmp_path / "by-dbt" / "fio.duckdb", tmp_path / "replayed" / "fio.duckdb"
-    third = tmp_path / "third" / "warehouse.duckdb"
+    third = tmp_path / "third" / "warehouse.of.2026.duckdb"
     by_dbt.parent.mkdir()
     for path in paths:
         _store(by_dbt, path, "a new disk")
@@ -448,7 +459,7 @@ def test_a_new_warehouses_first_build_sends_what_dbt_would_without_dbt(
     assert sent == dbt_sent
     assert _models(replayed) == _models(by_dbt)
 
-    # a third new warehouse: no dbt at all
+    # a third new warehouse, whose database DuckDB names after its file's first dotted part: no dbt at all
     monkeypatch.setattr(build, "run_dbt", _no_dbt)
     result = build_models(third)
     assert result.success and result.kind == "full"
@@ -476,14 +487,8 @@ def test_a_first_build_that_does_not_go_as_recorded_is_built_by_dbt(
 
     db = tmp_path / "killed.duckdb"
     _store(db, LATE, "a new disk")
-    con = connect(db)
-    try:
-        con.execute("CREATE TABLE dim_disks AS SELECT 1 AS leftover")
-    finally:
-        con.close()
-    ran: list[list[str]] = []
-    real = build.run_dbt
-    monkeypatch.setattr(build, "run_dbt", lambda db, args, *a, **k: ran.append(args) or real(db, args, *a, **k))
+    _leave_a_table(db, "dim_disks")
+    ran = _dbt_runs(monkeypatch)
     result = build_models(db)
     assert result.success and result.kind == "full", result.failures
     assert ran and "change_full_points" in ran[0]
@@ -493,6 +498,6 @@ def test_a_first_build_that_does_not_go_as_recorded_is_built_by_dbt(
 
 def test_a_warehouse_whose_name_sql_would_have_to_escape_is_built_by_dbt(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
-    for name in ("it's.duckdb", 'a "quoted" one.duckdb', "back\\slash.duckdb"):
+    for name in ("it's.duckdb", 'a "quoted" one.duckdb'):
         assert build._first_build_recordings(tmp_path / name, _first_build_phases(), None) == [None, None]
     assert not build.first_builds_folder().exists()  # nothing was made for them
