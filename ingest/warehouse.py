@@ -758,6 +758,22 @@ def release_cache(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"SET memory_limit = '{limit}'")
 
 
+def checkpoint_within(con: duckdb.DuckDBPyConnection, memory_limit: str) -> None:
+    """Fold the write-ahead log into the file with DuckDB's memory limit lowered to `memory_limit` meanwhile. A fold's
+    working memory is DuckDB's buffer pool: bounded, it writes blocks out as it goes; unbounded (80% of the
+    machine's memory), a fold of a few MB of stored files took ~95 MB more for a moment. If what DuckDB holds does
+    not fit within `memory_limit`, the fold runs within the usual limit, as it would have."""
+    (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
+    try:
+        con.execute(f"SET memory_limit = '{memory_limit}'")
+        con.execute("CHECKPOINT")
+    except duckdb.OutOfMemoryException:
+        con.execute(f"SET memory_limit = '{limit}'")
+        con.execute("CHECKPOINT")
+    finally:
+        con.execute(f"SET memory_limit = '{limit}'")
+
+
 def release_arrow_memory() -> None:
     """Give back to the system what Arrow's allocator keeps once its buffers are freed. Its default pool (mimalloc)
     keeps freed pages for its next buffers: after a 100 MB SQLIO log's rows were stored it still held ~200 MB that

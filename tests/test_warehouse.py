@@ -812,6 +812,30 @@ def test_the_pool_is_kept_between_ingests_replaced_when_a_worker_died_and_closed
     assert again.workers == 2 and [o.status for o in again.outcomes] == ["duplicate"] * 20
 
 
+def test_a_fold_within_a_lowered_memory_limit_keeps_every_row_and_the_usual_limit(tmp_path):
+    """load's folds run within FOLD_MEMORY (warehouse.checkpoint_within); where what DuckDB must hold does not fit,
+    the fold runs within the usual limit, as before."""
+    db = tmp_path / "w.duckdb"
+    con = duckdb.connect(str(db))
+    try:
+        con.execute("SET checkpoint_threshold = '1GB'")
+        con.execute("SET memory_limit = '512MiB'")
+        con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name VARCHAR)")
+        wal = Path(f"{db}.wal")
+        for memory_limit in ("32MB", "1MB"):  # 1 MB: below the key's index, which DuckDB keeps in memory
+            con.execute(
+                "INSERT INTO t SELECT i, md5(i::VARCHAR) FROM range((SELECT count(*) FROM t), "
+                "(SELECT count(*) FROM t) + 200000) r(i)"
+            )
+            assert wal.stat().st_size > 0
+            warehouse.checkpoint_within(con, memory_limit)
+            assert not wal.exists() or wal.stat().st_size == 0, memory_limit
+            assert con.execute("SELECT current_setting('memory_limit')").fetchall() == [("512.0 MiB",)]
+        assert con.execute("SELECT count(*), count(DISTINCT name) FROM t").fetchall() == [(400000, 400000)]
+    finally:
+        con.close()
+
+
 def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
     """Streamlit installs each page as `__main__` (AppTest too): a worker started from the app must not run it."""
     script = tmp_path / "page.py"
