@@ -39,6 +39,7 @@ from kneepoint.ingest.warehouse import (
     PreparedFile,
     StoreError,
     StoreResult,
+    arrow_without_pandas,
     attach_tables,
     checkpoint_within,
     connect,
@@ -216,6 +217,7 @@ def ingest_inputs(
     `release_memory`: let DuckDB drop its cache as large stores go in (_bulk_checkpoints); False where other
     threads of the process query the same warehouse (the app), whose queries that moment could fail."""
     labels = _Labels.of(check_labels(disk, host, tags, notes), fmt, options)
+    arrow_without_pandas()
     head, items = _head(iter(items))
     if workers is None:
         # The main process reads, stores and unpacks the workers' rows: it needs a core of its own. On 2 cores
@@ -355,7 +357,7 @@ def _start_pool(workers: int) -> ProcessPoolExecutor:
     # Workers fork from a server that has imported the parsers, DuckDB and Arrow once (~0.5 s per worker); a
     # parser module a worker imported itself cost every call with a pool ~0.07 s more.
     context.set_forkserver_preload([__name__, *(mod.__name__ for mod in formats.registry().values())])
-    return ProcessPoolExecutor(workers, context, initializer=_watch_parent, initargs=(os.getpid(),))
+    return ProcessPoolExecutor(workers, context, initializer=_start_worker, initargs=(os.getpid(),))
 
 
 def _broken(pool: ProcessPoolExecutor) -> bool:
@@ -387,6 +389,11 @@ class _WorkerProcess(multiprocessing.context.ForkServerProcess):
 
 class _WorkerContext(multiprocessing.context.ForkServerContext):
     Process = _WorkerProcess
+
+
+def _start_worker(pid: int) -> None:
+    arrow_without_pandas()
+    _watch_parent(pid)
 
 
 def _watch_parent(pid: int) -> None:

@@ -159,8 +159,8 @@ def test_labels_reach_the_terminal_escaped(tmp_path, capsys):
 
 
 def test_a_command_stores_without_importing_pandas_and_pyarrow_still_reaches_it(tmp_path):
-    """The command line spares pyarrow's import of pandas (app/cli/main.py, _arrow_without_pandas): an ingest and
-    a build run without it, and a pyarrow call that needs pandas afterwards still imports it."""
+    """The command line spares pyarrow's import of pandas (warehouse.arrow_without_pandas, before any command): an
+    ingest and a build run without it, and a pyarrow call that needs pandas afterwards still imports it."""
     import subprocess
     import sys
 

@@ -812,6 +812,46 @@ def test_the_pool_is_kept_between_ingests_replaced_when_a_worker_died_and_closed
     assert again.workers == 2 and [o.status for o in again.outcomes] == ["duplicate"] * 20
 
 
+def test_an_ingest_and_its_workers_store_rows_without_importing_pandas(tmp_path):
+    """pyarrow imports pandas (~75 MB) on its first conversion of a list only to ask whether it is a pandas object:
+    an ingest, in its own process and in each parsing worker, spares it (warehouse.arrow_without_pandas). Checked in
+    a process of its own (this one has pandas), and in the workers by what they mapped: pandas' C extensions."""
+    paths = fio_variants(tmp_path / "in", 80)  # chunks enough for both workers to start
+    script = (
+        "import json, sys\n"
+        "from kneepoint.ingest import load\n"
+        "from kneepoint.ingest.sources import iter_paths\n"
+        f"report = load.ingest_inputs({str(tmp_path / 'w.duckdb')!r}, iter_paths({[str(p) for p in paths]!r}),"
+        " disk='d', build=False, workers=2)\n"
+        "workers = list(load._POOL._pool._processes)\n"
+        "mapped = [open(f'/proc/{pid}/maps').read() for pid in workers]\n"
+        "print(json.dumps({'added': len(report.added), 'workers': len(workers), 'main': 'pandas' in sys.modules,"
+        " 'in_workers': ['/pandas/' in m for m in mapped],"
+        " 'pyarrow_in_workers': ['/pyarrow/' in m for m in mapped]}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["added"] == 80 and seen["workers"] == 2
+    assert seen["pyarrow_in_workers"] == [True, True]  # the check can see a library a worker holds
+    assert seen["main"] is False and seen["in_workers"] == [False, False]
+
+
+def test_pandas_is_refused_only_to_the_thread_that_converts_its_first_list():
+    """The app's other threads (Streamlit's) may import pandas while an upload's ingest starts: they get it."""
+    import threading
+
+    finder = warehouse._NoPandasHere()
+    with pytest.raises(ModuleNotFoundError):
+        finder.find_spec("pandas", None)
+    elsewhere: list[object] = []
+    thread = threading.Thread(target=lambda: elsewhere.append(finder.find_spec("pandas.core", None)))
+    thread.start()
+    thread.join()
+    assert elsewhere == [None]  # not refused: the import goes on to the next finder
+    assert finder.find_spec("pyarrow", None) is None
+
+
 def test_a_fold_within_a_lowered_memory_limit_keeps_every_row_and_the_usual_limit(tmp_path):
     """load's folds run within FOLD_MEMORY (warehouse.checkpoint_within); where what DuckDB must hold does not fit,
     the fold runs within the usual limit, as before."""

@@ -23,7 +23,6 @@ the models first completes a build that an earlier command left unfinished (kill
 from __future__ import annotations
 
 import argparse
-import importlib.abc
 import json
 import os
 import queue
@@ -51,9 +50,10 @@ EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    _arrow_without_pandas()
     from kneepoint.ingest.postgres import mask
-    from kneepoint.ingest.warehouse import locate, notify_waits
+    from kneepoint.ingest.warehouse import arrow_without_pandas, locate, notify_waits
+
+    arrow_without_pandas()  # before any command: builds and imports convert lists to Arrow too
 
     try:
         args.db = locate(args.db)
@@ -78,30 +78,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
-
-
-class _NoPandas(importlib.abc.MetaPathFinder):
-    def find_spec(self, name: str, path: object, target: object = None) -> None:
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError("not imported by the kneepoint command line", name=name)
-
-
-def _arrow_without_pandas() -> None:
-    """Spare each command pandas' import (~0.14 s of CPU, a fifth of a small ingest's; 16 uploaders at once pay it
-    32 times). pyarrow imports pandas on its first conversion of a Python list only to ask whether the value is a
-    pandas object, and the command line never hands it one: so that first question finds no pandas. A pyarrow call
-    that needs pandas (to_pandas) imports it itself later. The app runs in a process of its own (`kneepoint app`
-    starts Streamlit), which this does not touch."""
-    if "pandas" in sys.modules:
-        return
-    import pyarrow as pa
-
-    no_pandas = _NoPandas()
-    sys.meta_path.insert(0, no_pandas)
-    try:
-        pa.array([0])
-    finally:
-        sys.meta_path.remove(no_pandas)
 
 
 def _parser() -> argparse.ArgumentParser:
