@@ -10,7 +10,7 @@ change build, phase by phase, to the same statements whatever the change. The fi
 
     recorder = Recorder()                      # a dbt callback while dbt runs the phase
     save(folder, key, recorder.statements())   # after dbt succeeded
-    replay(con, load(folder, key))              # later: the same statements, or None -> let dbt run it
+    replay(con, load(folder, key))              # later: the same statements, or NotAsRecorded -> let dbt run it
 
 A new warehouse's first build (kind "full", no build state yet) is as fixed: the models are built from the raw
 layer and none exists yet. Its recording is made once per machine, on an empty warehouse of its own whose name is
@@ -40,6 +40,8 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 _KEPT_FILES = 16
+# How DuckDB names the error of a statement that needed more than its memory_limit (duckdb.OutOfMemoryException).
+_OUT_OF_MEMORY = "Out of Memory Error"
 _BEGIN = ("BEGIN", "BEGIN TRANSACTION")
 _END = ("COMMIT", "COMMIT TRANSACTION", "ROLLBACK", "ROLLBACK TRANSACTION")
 
@@ -122,10 +124,18 @@ def renamed(steps: list[Step], recorded_on: str, name: str) -> list[Step]:
     ]
 
 
-def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None = None) -> dict[str, float] | None:
+class NotAsRecorded(Exception):
+    """A phase did not go as recorded (see the module): dbt runs it. The message says why."""
+
+    def __init__(self, why: str, out_of_memory: bool = False) -> None:
+        super().__init__(why)
+        self.out_of_memory = out_of_memory
+
+
+def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None = None) -> dict[str, float]:
     """Send a recording's statements on `con` (a warehouse connection in autocommit, as ingest.warehouse.connect
-    returns): the seconds per node, as dbt reports them; None when it did not go as recorded (see the module), the
-    open transaction rolled back."""
+    returns): the seconds per node, as dbt reports them. NotAsRecorded when it did not go as recorded, the open
+    transaction rolled back."""
     node_seconds: dict[str, float] = {}
     nodes = {s.name: i for i, s in enumerate((s for s in steps if s.node and not s.name.startswith("operation.")), 1)}
     in_transaction = False
@@ -145,19 +155,19 @@ def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None =
                 elif word in _END:
                     in_transaction = False
                 elif step.name.startswith("test.") and _test_failed(con):
-                    log.info("a replayed test found rows (%s): dbt runs the phase", step.name)
                     _roll_back(con, in_transaction)
-                    return None
+                    raise NotAsRecorded(f"test {_test_name(step)} found rows")
             # dbt lets go of a node's connection at its end, rolling back what is open (a test's read).
             if in_transaction:
                 con.execute("ROLLBACK")
                 in_transaction = False
             if step.node:
                 node_seconds[step.name] = round(time.perf_counter() - started, 4)
+    except NotAsRecorded:
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure: dbt runs the phase and says what is wrong
-        log.info("a recorded change build did not replay (%s): dbt runs the phase", exc)
         _roll_back(con, in_transaction)
-        return None
+        raise NotAsRecorded(f"{step.name}: {exc}", out_of_memory=_OUT_OF_MEMORY in str(exc)) from exc
     return node_seconds
 
 

@@ -350,6 +350,31 @@ def test_a_first_build_that_runs_out_of_memory_runs_again_within_the_warehouses_
     assert not models_behind(db)
 
 
+def test_a_replayed_first_build_that_runs_out_of_memory_goes_to_dbt_within_the_warehouses_bounds_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first build sent as recorded (no dbt) that DuckDB cannot fit within first_build_bounds is built by dbt
+    within the bounds of the warehouse's size, not within the same bounds first (a run bound to fail), and says so."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
+    recorded = tmp_path / "recorded.duckdb"
+    _store(recorded, LATE, "the first warehouse")
+    assert build_models(recorded).success  # records this machine's first builds, within the usual bounds
+    monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)
+    too_little = build.RunBounds(memory_mb=2, threads=1)
+    monkeypatch.setattr(build, "first_build_bounds", lambda: too_little)
+    large = build.run_bounds(["build", "--full-refresh"], 0)
+    db = tmp_path / "new.duckdb"
+    file_id = _store(db, LATE, "a new disk")
+    seen = _bounds_of_each_dbt_run(monkeypatch)
+    said: list[str] = []
+    result = build_models(db, progress=said.append)
+    assert result.success and result.kind == "full", result.failures
+    assert seen and set(seen) == {large}, seen
+    assert any(f"ran out of memory within 2 MB: building again within {large.memory_mb} MB" in s for s in said), said
+    assert _count(db, f"SELECT count(*) FROM dim_files WHERE file_id = '{file_id}'") == 1
+    assert not models_behind(db)
+
+
 def _duckdb_bounds(con: duckdb.DuckDBPyConnection) -> tuple[str, int]:
     return con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall()[0]
 
