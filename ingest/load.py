@@ -59,9 +59,12 @@ from kneepoint.ingest.warehouse import (
 BULK_CHECKPOINT_THRESHOLD = "1GB"
 # ... unless this many bytes of files went in: DuckDB holds what it has not folded in memory (_bulk_checkpoints).
 FOLD_BYTES = 32 * 1024 * 1024
-# ... and folds within this much of DuckDB's memory (checkpoint_within): every format, 25,400 files into a new
-# warehouse peaked at 309 MB before its build with DuckDB's usual limit, 258 MB within 32 MB, no slower.
-FOLD_MEMORY = "32MB"
+# After files of at most FOLD_BOUNDED_FILE_BYTES, the fold runs with DuckDB's memory bounded to what it must hold
+# plus FOLD_HEADROOM_MB (checkpoint_within): 25,400 small files of every format into a new warehouse peaked at
+# 309 MB before their build with DuckDB's usual limit, ~258 MB bounded, no slower. After a larger file the fold may
+# have to hold its compressed bytes whole, and running out of memory there is fatal: it keeps the usual limit.
+FOLD_BOUNDED_FILE_BYTES = 4 * 1024 * 1024
+FOLD_HEADROOM_MB = 32
 # A batch ends at this many files or bytes of file content: large enough that per-statement costs vanish, small
 # enough that memory stays bounded and an interrupted ingest loses little work.
 BATCH_FILES = 256
@@ -562,10 +565,10 @@ def _store_all(
     entries: Iterator[_Entry],
     report: IngestReport,
     progress: Callable[[FileOutcome], None] | None,
-    stored_bytes: Callable[[int], None],
+    stored_bytes: Callable[[int, int], None],
 ) -> None:
     """Batch the prepared files; outcomes are reported in input order, each file's after its batch committed.
-    `stored_bytes` is told the files' bytes of each batch once it committed."""
+    `stored_bytes` is told the files' bytes of each batch, and its largest file's, once it committed."""
     # Outcomes waiting for the batch before them (errors included, so that the order stays the input's).
     waiting: list[_Entry] = []
     batch_files = batch_bytes = 0
@@ -574,9 +577,10 @@ def _store_all(
         nonlocal batch_files, batch_bytes
         t = time.perf_counter()
         files = [e.prepared.file for e in waiting if e.prepared is not None and e.prepared.file is not None]
+        largest = max((f.size_bytes for f in files), default=0)
         stored = iter(store_batch(con, files) if files else [])
         del files
-        stored_bytes(batch_bytes)
+        stored_bytes(batch_bytes, largest)
         report.timings["store_s"] += time.perf_counter() - t
         for entry in waiting:
             outcome, fatal = _outcome(entry, stored)
@@ -635,35 +639,42 @@ def _outcome(entry: _Entry, stored: Iterator[StoreResult | StoreError]) -> tuple
 
 
 @contextmanager
-def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callable[[int], None]]:
+def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callable[[int, int], None]]:
     """DuckDB folds its write-ahead log less often while files go in (BULK_CHECKPOINT_THRESHOLD). But until it
     folds, it holds every stored byte in memory, and afterwards keeps them cached: so once FOLD_BYTES of files
-    are stored, fold and (`release_memory`) let go of the cache, the fold itself within FOLD_MEMORY. With
-    `release_memory`, DuckDB also stores on one
+    are stored, fold and (`release_memory`) let go of the cache; after small files only, the fold itself bounded
+    (FOLD_HEADROOM_MB). With `release_memory`, DuckDB also stores on one
     thread: a file of many records comes as many Arrow chunks, which its threads appended in parallel, each with row
     groups of its own in memory (a 100 MB SQLIO log's rows: +196 MB instead of +137 MB, and no faster); and it
     writes each full row group out instead of buffering five (that log's store: 450 MB instead of 500 MB at its
-    peak). The function this yields is told each batch's bytes. PostgreSQL has no such setting per session."""
+    peak). The function this yields is told each batch's bytes and its largest file's. PostgreSQL has no such
+    setting per session."""
     if is_postgres(con):
-        yield lambda stored_bytes: None
+        yield lambda stored_bytes, largest_file_bytes: None
         return
-    unfolded = 0
+    unfolded = largest = 0
 
     def fold() -> None:
-        nonlocal unfolded
-        unfolded = 0
+        nonlocal unfolded, largest
+        small_files = largest <= FOLD_BOUNDED_FILE_BYTES
+        unfolded = largest = 0
         # The files are committed: a failed fold leaves them in the log, and closing folds it.
         with suppress(duckdb.Error):
             if not release_memory:  # other threads' queries need DuckDB's usual limit
                 con.execute("CHECKPOINT")
                 return
-            checkpoint_within(con, FOLD_MEMORY)  # lowering the limit also lets go of what DuckDB cached
+            if small_files:
+                checkpoint_within(con, FOLD_HEADROOM_MB)
+            else:
+                release_cache(con)  # the fold's working memory then takes the place of what DuckDB cached
+                con.execute("CHECKPOINT")
             release_cache(con)
             release_arrow_memory()
 
-    def stored(stored_bytes: int) -> None:
-        nonlocal unfolded
+    def stored(stored_bytes: int, largest_file_bytes: int) -> None:
+        nonlocal unfolded, largest
         unfolded += stored_bytes
+        largest = max(largest, largest_file_bytes)
         if unfolded >= FOLD_BYTES:
             fold()
 

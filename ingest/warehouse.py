@@ -760,17 +760,20 @@ def release_cache(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"SET memory_limit = '{limit}'")
 
 
-def checkpoint_within(con: duckdb.DuckDBPyConnection, memory_limit: str) -> None:
-    """Fold the write-ahead log into the file with DuckDB's memory limit lowered to `memory_limit` meanwhile. A fold's
-    working memory is DuckDB's buffer pool: bounded, it writes blocks out as it goes; unbounded (80% of the
-    machine's memory), a fold of a few MB of stored files took ~95 MB more for a moment. If what DuckDB holds does
-    not fit within `memory_limit`, the fold runs within the usual limit, as it would have."""
+def checkpoint_within(con: duckdb.DuckDBPyConnection, headroom_mb: int) -> None:
+    """Fold the write-ahead log into the file with DuckDB's memory limit lowered meanwhile to what DuckDB must hold
+    (once it let go of what it caches) plus `headroom_mb`. A fold's working memory is DuckDB's buffer pool: bounded,
+    DuckDB writes blocks out as it goes; unbounded (80% of the machine's memory), a fold after a few MB of small
+    files took ~95 MB more for a moment. A fold that runs out of memory is fatal to DuckDB's database (every later
+    statement fails until it is opened again), so the headroom must hold what the fold pins at once: a row group's
+    column segments of the table it writes, and the largest value (a file's compressed bytes). Callers fold this
+    way only after small files."""
     (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
     try:
-        con.execute(f"SET memory_limit = '{memory_limit}'")
-        con.execute("CHECKPOINT")
-    except duckdb.OutOfMemoryException:
-        con.execute(f"SET memory_limit = '{limit}'")
+        with suppress(duckdb.OutOfMemoryException):  # it must hold more than that: measured next
+            con.execute("SET memory_limit = '16MB'")  # lets go of every block no query holds (they are on disk)
+        (held,) = con.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchall()[0]
+        con.execute(f"SET memory_limit = '{-(-int(held or 0) // 2**20) + headroom_mb}MB'")
         con.execute("CHECKPOINT")
     finally:
         con.execute(f"SET memory_limit = '{limit}'")

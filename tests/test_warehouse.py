@@ -852,28 +852,59 @@ def test_pandas_is_refused_only_to_the_thread_that_converts_its_first_list():
     assert finder.find_spec("pyarrow", None) is None
 
 
-def test_a_fold_within_a_lowered_memory_limit_keeps_every_row_and_the_usual_limit(tmp_path):
-    """load's folds run within FOLD_MEMORY (warehouse.checkpoint_within); where what DuckDB must hold does not fit,
-    the fold runs within the usual limit, as before."""
+def test_a_bounded_fold_leaves_headroom_above_what_duckdb_must_hold_and_keeps_every_row(tmp_path):
+    """After small files load folds with DuckDB's memory bounded (warehouse.checkpoint_within): to what DuckDB must
+    hold plus a headroom, never below it (a fold that runs out of memory is fatal to the database). A key's index
+    is held in memory: the larger it is, the higher the bound; the usual limit comes back after."""
+
+    class Sent:
+        def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+            self.con, self.statements = con, []
+
+        def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+            self.statements.append(sql)
+            return self.con.execute(sql, *args)
+
     db = tmp_path / "w.duckdb"
     con = duckdb.connect(str(db))
     try:
         con.execute("SET checkpoint_threshold = '1GB'")
         con.execute("SET memory_limit = '512MiB'")
-        con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, name VARCHAR)")
+        con.execute("CREATE TABLE t (id VARCHAR PRIMARY KEY, n INTEGER)")
         wal = Path(f"{db}.wal")
-        for memory_limit in ("32MB", "1MB"):  # 1 MB: below the key's index, which DuckDB keeps in memory
-            con.execute(
-                "INSERT INTO t SELECT i, md5(i::VARCHAR) FROM range((SELECT count(*) FROM t), "
-                "(SELECT count(*) FROM t) + 200000) r(i)"
-            )
+        bounds = []
+        for rows in (1000, 1_000_000):  # the second's index: ~67 MB, which DuckDB keeps in memory
+            first = len(bounds) * 1000
+            con.execute(f"INSERT INTO t SELECT md5(i::VARCHAR), i FROM range({first}, {first + rows}) r(i)")
             assert wal.stat().st_size > 0
-            warehouse.checkpoint_within(con, memory_limit)
-            assert not wal.exists() or wal.stat().st_size == 0, memory_limit
+            sent = Sent(con)
+            warehouse.checkpoint_within(sent, headroom_mb=32)  # type: ignore[arg-type]
+            assert not wal.exists() or wal.stat().st_size == 0
+            checkpoint = sent.statements.index("CHECKPOINT")
+            bounds.append(int(re.fullmatch(r"SET memory_limit = '(\d+)MB'", sent.statements[checkpoint - 1])[1]))
             assert con.execute("SELECT current_setting('memory_limit')").fetchall() == [("512.0 MiB",)]
-        assert con.execute("SELECT count(*), count(DISTINCT name) FROM t").fetchall() == [(400000, 400000)]
+        small, large = bounds
+        assert 32 <= small < 40 and large > small + 50, bounds
+        assert con.execute("SELECT count(*), count(DISTINCT id) FROM t").fetchall() == [(1_001_000, 1_001_000)]
     finally:
         con.close()
+
+
+def test_an_ingest_folds_bounded_after_small_files_only(tmp_path, monkeypatch):
+    """A fold after a larger file may have to hold its compressed bytes whole: it keeps DuckDB's usual limit."""
+    from kneepoint.ingest import load
+
+    bounded: list[int] = []
+    monkeypatch.setattr(load, "checkpoint_within", lambda con, headroom_mb: bounded.append(headroom_mb))
+    monkeypatch.setattr(load, "FOLD_BYTES", 1)  # a fold after every batch
+    paths = fio_variants(tmp_path / "in", 4)
+    db = tmp_path / "w.duckdb"
+    ingest_inputs(db, iter_paths(paths[:2]), disk="d", build=False, workers=1)
+    assert bounded and set(bounded) == {load.FOLD_HEADROOM_MB}
+    bounded.clear()
+    monkeypatch.setattr(load, "FOLD_BOUNDED_FILE_BYTES", min(p.stat().st_size for p in paths) - 1)
+    report = ingest_inputs(db, iter_paths(paths[2:]), disk="d", build=False, workers=1)
+    assert [o.status for o in report.outcomes] == ["added", "added"] and bounded == []
 
 
 def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
