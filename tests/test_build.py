@@ -497,6 +497,27 @@ def _first_build_phases() -> list[list[str]]:
     return [[*args, "--selector", "change_full_points"], [*args, "--selector", "change_full_fits"]]
 
 
+def test_first_builds_recorded_ahead_spare_the_first_ingest_dbt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`./dev setup` records a new warehouse's first build (prepare_first_builds): the first ingest of this machine
+    then sends it without loading dbt; recorded already, nothing is done again."""
+    monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
+    assert build.prepare_first_builds()
+    recorded = {p.name: p.stat().st_mtime_ns for p in build.first_builds_folder().glob("*.json")}
+    assert len(recorded) == 2
+    monkeypatch.setattr(build, "run_dbt", _no_dbt)
+    assert build.prepare_first_builds()  # there: no dbt run
+    assert {p.name: p.stat().st_mtime_ns for p in build.first_builds_folder().glob("*.json")} == recorded
+    db = tmp_path / "first.duckdb"
+    file_id = _store(db, LATE, "a new disk")
+    said: list[str] = []
+    result = build_models(db, progress=said.append)
+    assert result.success and result.kind == "full", result.failures
+    assert not any("recording" in s for s in said), said
+    assert _count(db, f"SELECT count(*) FROM dim_files WHERE file_id = '{file_id}'") == 1
+
+
 def test_a_first_build_that_does_not_go_as_recorded_is_built_by_dbt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
