@@ -334,20 +334,8 @@ def test_a_first_build_that_runs_out_of_memory_runs_again_within_the_warehouses_
     """Some warehouse's first build may need more than first_build_bounds: the dbt run that DuckDB could not fit
     runs again within the bounds of the warehouse's size, and the build succeeds (saying why it took longer)."""
     monkeypatch.setenv("KNEEPOINT_DBT_TARGET", str(tmp_path / "own-target"))
-    monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)
-    too_little = build.RunBounds(memory_mb=1, threads=1)
-    monkeypatch.setattr(build, "first_build_bounds", lambda: too_little)
-    large = build.run_bounds(["build", "--full-refresh"], 0)
-    db = tmp_path / "new.duckdb"
-    file_id = _store(db, LATE, "a new disk")
-    seen = _bounds_of_each_dbt_run(monkeypatch)
-    said: list[str] = []
-    result = build_models(db, progress=said.append)
-    assert result.success and result.kind == "full", result.failures
-    assert seen[:2] == [too_little, large]
-    assert any(f"ran out of memory within 1 MB: building again within {large.memory_mb} MB" in s for s in said)
-    assert _count(db, f"SELECT count(*) FROM dim_files WHERE file_id = '{file_id}'") == 1
-    assert not models_behind(db)
+    seen, large = _first_build_within(tmp_path, monkeypatch, memory_mb=1)
+    assert seen[:2] == [build.RunBounds(memory_mb=1, threads=1), large]
 
 
 def test_a_replayed_first_build_that_runs_out_of_memory_goes_to_dbt_within_the_warehouses_bounds_at_once(
@@ -359,9 +347,18 @@ def test_a_replayed_first_build_that_runs_out_of_memory_goes_to_dbt_within_the_w
     recorded = tmp_path / "recorded.duckdb"
     _store(recorded, LATE, "the first warehouse")
     assert build_models(recorded).success  # records this machine's first builds, within the usual bounds
+    seen, large = _first_build_within(tmp_path, monkeypatch, memory_mb=2)
+    assert seen and set(seen) == {large}, seen
+
+
+def _first_build_within(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, memory_mb: int
+) -> tuple[list[build.RunBounds], build.RunBounds]:
+    """A new warehouse's first build with first_build_bounds lowered to `memory_mb`, the warehouse counted as
+    large: checks that it succeeds and says it ran out of memory; the bounds of each dbt run, and a large
+    warehouse's."""
     monkeypatch.setattr(build, "WHOLE_RUN_FROM_RECORDS", 0)
-    too_little = build.RunBounds(memory_mb=2, threads=1)
-    monkeypatch.setattr(build, "first_build_bounds", lambda: too_little)
+    monkeypatch.setattr(build, "first_build_bounds", lambda: build.RunBounds(memory_mb=memory_mb, threads=1))
     large = build.run_bounds(["build", "--full-refresh"], 0)
     db = tmp_path / "new.duckdb"
     file_id = _store(db, LATE, "a new disk")
@@ -369,10 +366,11 @@ def test_a_replayed_first_build_that_runs_out_of_memory_goes_to_dbt_within_the_w
     said: list[str] = []
     result = build_models(db, progress=said.append)
     assert result.success and result.kind == "full", result.failures
-    assert seen and set(seen) == {large}, seen
-    assert any(f"ran out of memory within 2 MB: building again within {large.memory_mb} MB" in s for s in said), said
+    out_of_memory = f"ran out of memory within {memory_mb} MB: building again within {large.memory_mb} MB"
+    assert any(out_of_memory in s for s in said), said
     assert _count(db, f"SELECT count(*) FROM dim_files WHERE file_id = '{file_id}'") == 1
     assert not models_behind(db)
+    return seen, large
 
 
 def _duckdb_bounds(con: duckdb.DuckDBPyConnection) -> tuple[str, int]:
