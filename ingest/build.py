@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from kneepoint.ingest import __version__, formats, postgres, replay, schema
+from kneepoint.ingest.errors import OUT_OF_MEMORY
 from kneepoint.ingest.load_fits import refit_loads
 from kneepoint.ingest.units import PROJECT_ROOT
 from kneepoint.ingest.warehouse import (
@@ -767,14 +768,10 @@ def run_dbt(
     hold FILE_CHANGE_LOCK, which build_models takes."""
     planned = change_build_bounds() if is_postgres(db) else run_bounds(args, _records(db))
     run = _invoke_dbt(db, args, bounds or planned, progress, callbacks)
-    if bounds is not None and bounds != planned and any(_OUT_OF_MEMORY in f for f in run.failures):
+    if bounds is not None and bounds != planned and any(OUT_OF_MEMORY in f for f in run.failures):
         _say_out_of_memory(progress, bounds, planned)
         run = _invoke_dbt(db, args, planned, progress, callbacks)
     return run
-
-
-# How DuckDB names the error of a statement that needed more than its memory_limit (duckdb.OutOfMemoryException).
-_OUT_OF_MEMORY = "Out of Memory Error"
 
 
 def _say_out_of_memory(progress: Progress | None, tried: RunBounds, next_bounds: RunBounds) -> None:

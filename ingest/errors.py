@@ -3,6 +3,10 @@ PostgreSQL warehouse in engine-neutral words."""
 
 from __future__ import annotations
 
+# How DuckDB names the error of a statement that needed more than its memory_limit (duckdb.OutOfMemoryException),
+# as it reaches kneepoint through dbt's messages too.
+OUT_OF_MEMORY = "Out of Memory Error"
+
 
 class ParseError(ValueError):
     """Input that holds no recognizable result, or a result that cannot be read.

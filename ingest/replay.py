@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kneepoint.ingest.errors import OUT_OF_MEMORY
+
 log = logging.getLogger(__name__)
 
 _KEPT_FILES = 16
-# How DuckDB names the error of a statement that needed more than its memory_limit (duckdb.OutOfMemoryException).
-_OUT_OF_MEMORY = "Out of Memory Error"
 _BEGIN = ("BEGIN", "BEGIN TRANSACTION")
 _END = ("COMMIT", "COMMIT TRANSACTION", "ROLLBACK", "ROLLBACK TRANSACTION")
 
@@ -167,7 +167,7 @@ def replay(con: Any, steps: list[Step], progress: Callable[[str], None] | None =
         raise
     except Exception as exc:  # noqa: BLE001 - any failure: dbt runs the phase and says what is wrong
         _roll_back(con, in_transaction)
-        raise NotAsRecorded(f"{step.name}: {exc}", out_of_memory=_OUT_OF_MEMORY in str(exc)) from exc
+        raise NotAsRecorded(f"{step.name}: {exc}", out_of_memory=OUT_OF_MEMORY in str(exc)) from exc
     return node_seconds
 
 
