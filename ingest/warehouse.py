@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.abc
 import json
+import math
 import os
 import re
 import sys
@@ -750,12 +751,16 @@ def insert_rows(con: Connection, table: str, rows: pa.Table) -> None:
     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _kp_rows")
 
 
+# Lowering DuckDB's memory limit to this evicts every block no query holds (they are on disk).
+_CACHE_RELEASE_LIMIT = "16MB"
+
+
 def release_cache(con: duckdb.DuckDBPyConnection) -> None:
     """Let DuckDB drop the blocks it keeps cached. It keeps them up to its memory limit (80% of the machine's
-    memory by default); lowering the limit for a moment evicts every block no query holds (they are on disk)."""
+    memory by default); lowering the limit for a moment evicts them."""
     (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
     try:
-        con.execute("SET memory_limit = '16MB'")
+        con.execute(f"SET memory_limit = '{_CACHE_RELEASE_LIMIT}'")
     finally:
         con.execute(f"SET memory_limit = '{limit}'")
 
@@ -771,9 +776,9 @@ def checkpoint_within(con: duckdb.DuckDBPyConnection, headroom_mb: int) -> None:
     (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
     try:
         with suppress(duckdb.OutOfMemoryException):  # it must hold more than that: measured next
-            con.execute("SET memory_limit = '16MB'")  # lets go of every block no query holds (they are on disk)
+            con.execute(f"SET memory_limit = '{_CACHE_RELEASE_LIMIT}'")  # lets go of what it caches
         (held,) = con.execute("SELECT sum(memory_usage_bytes) FROM duckdb_memory()").fetchall()[0]
-        con.execute(f"SET memory_limit = '{-(-int(held or 0) // 2**20) + headroom_mb}MB'")
+        con.execute(f"SET memory_limit = '{math.ceil((held or 0) / 2**20) + headroom_mb}MB'")
         con.execute("CHECKPOINT")
     finally:
         con.execute(f"SET memory_limit = '{limit}'")
