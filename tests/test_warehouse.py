@@ -837,6 +837,47 @@ def test_an_ingest_and_its_workers_store_rows_without_importing_pandas(tmp_path)
     assert seen["main"] is False and seen["in_workers"] == [False, False]
 
 
+def test_pool_workers_keep_what_their_server_preloaded_out_of_the_collectors_passes():
+    """A collector pass writes to every object it visits, and each page written is copied out of what the workers
+    share with their server: a worker starts by freezing what it inherited (gc.freeze)."""
+    import gc
+
+    from kneepoint.ingest import load
+
+    try:
+        with load._worker_pool(2) as pool:
+            frozen = [pool.submit(gc.get_freeze_count).result() for _ in range(4)]
+    finally:
+        close_pool()
+    assert min(frozen) > 10_000  # the parsers, Arrow and DuckDB's modules: ~200,000 objects
+
+
+@pytest.mark.skipif(warehouse._malloc_trim is None, reason="malloc_trim is glibc's")
+def test_release_freed_memory_gives_back_the_free_pages_inside_a_threads_heap():
+    """The pool's results are unpickled on a thread of their own; what they were freed into stayed in the process
+    (112 MB held, 39 MB in use, after 200 Perfmon files). Measured in a process of its own."""
+    script = (
+        "import threading\n"
+        "from kneepoint.ingest.warehouse import release_freed_memory\n"
+        "def rss():\n"
+        "    return int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) // 1024\n"
+        "held = []\n"
+        "def churn():\n"
+        "    blocks = [bytes(4096) for _ in range(16384)]  # 64 MB past pymalloc: the C library's heap\n"
+        "    held.extend(blocks[1::64])  # a few kept: the heap cannot shrink from its end\n"
+        "thread = threading.Thread(target=churn)\n"
+        "thread.start()\n"
+        "thread.join()\n"
+        "before = rss()\n"
+        "release_freed_memory()\n"
+        "print(before, rss())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    before, after = map(int, done.stdout.split()[-2:])
+    assert before - after >= 40, (before, after)
+
+
 def test_pandas_is_refused_only_to_the_thread_that_converts_its_first_list():
     """The app's other threads (Streamlit's) may import pandas while an upload's ingest starts: they get it."""
     import threading
