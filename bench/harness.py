@@ -39,6 +39,8 @@ CORPUS_STAGES = {"parse", "anchors", "ingest"}
 ROW_SIZES = {"full": [1_000_000, 10_000_000], "tiny": [20_000]}
 # The product's ingest in one process and with a pool of two parsing processes (the targets' 2 cores).
 INGEST_WORKERS = (1, 2)
+# What the README states a parsing pool costs per process (each worker, and the server they fork from).
+POOL_PROCESS_MB = 40
 # Which ingest measurements end with the dbt build: at full size every one (ingest end to end); at tiny size one
 # is enough to keep that path working (the builds are the same code), and builds are most of CI's smoke test time.
 # The one without a pool, because the pool's start-up is the other large cost of the tiny ingests.
@@ -796,13 +798,20 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         if largest is None:
             continue
         limit = 2 * largest + 300
+        goal = f"< 2x the largest file + 300 MB ({limit:.0f} MB)"
+        note = "issue 24's bound: one file at a time plus a fixed margin, however many files"
+        if ing["workers"] > 1:
+            # A pool is asked for (`--workers N`), never the default: its stated cost comes on top.
+            limit += POOL_PROCESS_MB * (ing["workers"] + 1)
+            goal = f"< issue 24's bound + {POOL_PROCESS_MB} MB per worker and for their server ({limit:.0f} MB)"
+            note = "an opt-in pool: the README's stated cost per worker process on top of the default's bound"
         add(
             f"peak memory, {ing['files']} files ({name.rpartition('.')[2]}) into a new warehouse, "
             f"{ing['workers']} worker(s){', its first build included' if ing['built'] else ''}",
-            f"< 2x the largest file + 300 MB ({limit:.0f} MB)",
+            goal,
             f"{ing['worst_peak_mb']} MB ({ing['peak_rss_mb_before_build']} MB before the build)",
             ing["worst_peak_mb"] < limit,
-            "issue 24's bound: one file at a time plus a fixed margin, however many files",
+            note,
         )
     one_m = s["rows"].get("1M", {})
     for label, before in FULL_BUILD_S_2026_11_21.items():

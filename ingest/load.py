@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from kneepoint.ingest import contents, formats
-from kneepoint.ingest.build import BuildResult, Progress, build_models, cores
+from kneepoint.ingest.build import BuildResult, Progress, build_models
 from kneepoint.ingest.errors import ParseError
 from kneepoint.ingest.labels import Labels, check_labels
 from kneepoint.ingest.records import ParsedFile
@@ -70,10 +70,6 @@ FOLD_HEADROOM_MB = 32
 # enough that memory stays bounded and an interrupted ingest loses little work.
 BATCH_FILES = 256
 BATCH_BYTES = 16 * 1024 * 1024
-# Below this many files, starting worker processes (~0.5 s) costs more than it saves. The files looked at to decide
-# are held in memory, so the look stops at HEAD_BYTES: large files are parsed in-process, one at a time.
-POOL_MIN_FILES = 16
-HEAD_BYTES = 32 * 1024 * 1024
 # Files go to a worker in chunks (per-task costs are paid per chunk), at most WINDOW_PER_WORKER chunks per worker
 # in flight: that keeps both the workers and the writer busy, and memory bounded.
 CHUNK_FILES = 32
@@ -216,26 +212,23 @@ def ingest_inputs(
     LabelError before anything is read or stored.
 
     `options`: parse options (load_table's column mapping, see formats.parse_text) for every file, stored with each.
-    `workers`: parsing processes (1: in this process); None picks one per core but one from POOL_MIN_FILES files.
+    `workers`: parsing processes; None or 1: in this process, the only way an ingest of many files stays within its
+    memory target (see README, "Memory"): each worker process holds ~40 MB more, the server they fork from ~40 MB.
     `build`: then bring the models up to date (also after an earlier build that did not finish).
     `release_memory`: let DuckDB drop its cache as large stores go in (_bulk_checkpoints); False where other
     threads of the process query the same warehouse (the app), whose queries that moment could fail."""
     labels = _Labels.of(check_labels(disk, host, tags, notes), fmt, options)
     arrow_without_pandas()
-    head, items = _head(iter(items))
-    if workers is None:
-        # The main process reads, stores and unpacks the workers' rows: it needs a core of its own. On 2 cores
-        # a pool was slower than parsing in-process (bench, every format, 2 workers: 81.8 s vs 74.3 s).
-        workers = max(1, cores() - 1) if len(head) >= POOL_MIN_FILES else 1
-    workers = max(1, workers)
-    all_items = _rejoined(head, items)
-    del head
+    # A pool is asked for, never chosen: it trades memory for time. The main process reads, stores and unpacks the
+    # workers' rows, so a pool pays from 3 cores; on 2 it was no faster than parsing in-process (bench, every format:
+    # 137 s on 2 workers, 140 s in-process, 2026-12-07).
+    workers = max(1, workers or 1)
     report = IngestReport([], workers=workers, timings={"parse_s": 0.0, "store_s": 0.0, "build_s": 0.0})
     with _worker_pool(workers) as pool:
         con = connect(db)
         try:
             with _bulk_checkpoints(con, release_memory) as stored:
-                _store_all(con, _prepared(all_items, labels, pool, workers, report), report, progress, stored)
+                _store_all(con, _prepared(iter(items), labels, pool, workers, report), report, progress, stored)
             if pool is not None and build:
                 # The build ends an ingest: its memory matters more than the next call's pool start.
                 _POOL.close_if_idle(besides=pool)
@@ -249,27 +242,6 @@ def ingest_inputs(
         finally:
             con.close()
     return report
-
-
-def _head(items: Iterator[InputFile | InputError]) -> tuple[list[InputFile | InputError], Iterator]:
-    """The first inputs, enough to tell whether a pool pays: up to POOL_MIN_FILES of them or HEAD_BYTES."""
-    head: list[InputFile | InputError] = []
-    size = 0
-    for item in items:
-        head.append(item)
-        size += len(item.data) if isinstance(item, InputFile) else 0
-        if len(head) >= POOL_MIN_FILES or size >= HEAD_BYTES:
-            break
-    return head, items
-
-
-def _rejoined(head: list[InputFile | InputError], rest: Iterator) -> Iterator[InputFile | InputError]:
-    """The inputs _head looked at, then the rest, each looked-at input let go of as it is handed on (chain would
-    keep the head list, and the bytes of its inputs, until the ingest ends)."""
-    head.reverse()
-    while head:
-        yield head.pop()
-    yield from rest
 
 
 # A pool nobody used for this long is shut down (its workers hold ~100 MB each).

@@ -837,6 +837,16 @@ def test_an_ingest_and_its_workers_store_rows_without_importing_pandas(tmp_path)
     assert seen["main"] is False and seen["in_workers"] == [False, False]
 
 
+def test_many_files_are_parsed_in_process_unless_workers_are_asked_for(tmp_path, monkeypatch):
+    """A pool trades memory for time (each worker ~40 MB more): the default stays within the memory target, on a
+    machine of many cores too."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    paths = fio_variants(tmp_path / "in", 40)
+    report = ingest_inputs(tmp_path / "w.duckdb", iter_paths(paths), disk="d", build=False)
+    assert report.workers == 1 and len(report.added) == 40
+
+
 def test_pool_workers_keep_what_their_server_preloaded_out_of_the_collectors_passes():
     """A collector pass writes to every object it visits, and each page written is copied out of what the workers
     share with their server: a worker starts by freezing what it inherited (gc.freeze)."""
