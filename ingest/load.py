@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import math
 import multiprocessing
 import os
 import sys
@@ -60,11 +61,11 @@ from kneepoint.ingest.warehouse import (
 BULK_CHECKPOINT_THRESHOLD = "1GB"
 # ... unless this many bytes of files went in: DuckDB holds what it has not folded in memory (_bulk_checkpoints).
 FOLD_BYTES = 32 * 1024 * 1024
-# After files of at most FOLD_BOUNDED_FILE_BYTES, the fold runs with DuckDB's memory bounded to what it must hold
-# plus FOLD_HEADROOM_MB (checkpoint_within): 25,400 small files of every format into a new warehouse peaked at
-# 309 MB before their build with DuckDB's usual limit, ~258 MB bounded, no slower. After a larger file the fold may
-# have to hold its compressed bytes whole, and running out of memory there is fatal: it keeps the usual limit.
-FOLD_BOUNDED_FILE_BYTES = 4 * 1024 * 1024
+# The fold runs with DuckDB's memory bounded to what it must hold plus FOLD_HEADROOM_MB and twice the largest file
+# folded (checkpoint_within): it holds a file's compressed bytes whole, and a fold that runs out of memory is fatal
+# to DuckDB's database. 25,400 small files of every format into a new warehouse peaked at 309 MB before their build
+# with DuckDB's usual limit, ~258 MB bounded, no slower. A 40 MB file of random text (30 MB compressed) failed to
+# fold with 36 MB of headroom and folded with 52; twice its size is kept.
 FOLD_HEADROOM_MB = 32
 # A batch ends at this many files or bytes of file content: large enough that per-statement costs vanish, small
 # enough that memory stays bounded and an interrupted ingest loses little work.
@@ -627,8 +628,8 @@ def _outcome(entry: _Entry, stored: Iterator[StoreResult | StoreError]) -> tuple
 def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callable[[int, int], None]]:
     """DuckDB folds its write-ahead log less often while files go in (BULK_CHECKPOINT_THRESHOLD). But until it
     folds, it holds every stored byte in memory, and afterwards keeps them cached: so once FOLD_BYTES of files
-    are stored, fold and (`release_memory`) let go of the cache; after small files only, the fold itself bounded
-    (FOLD_HEADROOM_MB). With `release_memory`, DuckDB also stores on one
+    are stored, fold, bounded (FOLD_HEADROOM_MB), and (`release_memory`) let go of the cache. With `release_memory`,
+    DuckDB also stores on one
     thread: a file of many records comes as many Arrow chunks, which its threads appended in parallel, each with row
     groups of its own in memory (a 100 MB SQLIO log's rows: +196 MB instead of +137 MB, and no faster); and it
     writes each full row group out instead of buffering five (that log's store: 450 MB instead of 500 MB at its
@@ -641,7 +642,7 @@ def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callabl
 
     def fold() -> None:
         nonlocal unfolded, largest
-        small_files = largest <= FOLD_BOUNDED_FILE_BYTES
+        headroom_mb = FOLD_HEADROOM_MB + 2 * math.ceil(largest / 2**20)
         unfolded = largest = 0
         # What the stored batches' rows were freed into goes back first: the fold is where an ingest peaks.
         release_freed_memory()
@@ -650,11 +651,7 @@ def _bulk_checkpoints(con: Connection, release_memory: bool) -> Iterator[Callabl
             if not release_memory:  # other threads' queries need DuckDB's usual limit
                 con.execute("CHECKPOINT")
                 return
-            if small_files:
-                checkpoint_within(con, FOLD_HEADROOM_MB)
-            else:
-                release_cache(con)  # the fold's working memory then takes the place of what DuckDB cached
-                con.execute("CHECKPOINT")
+            checkpoint_within(con, headroom_mb)
             release_cache(con)
             release_freed_memory()
 

@@ -772,8 +772,8 @@ def checkpoint_within(con: duckdb.DuckDBPyConnection, headroom_mb: int) -> None:
     DuckDB writes blocks out as it goes; unbounded (80% of the machine's memory), a fold after a few MB of small
     files took ~95 MB more for a moment. A fold that runs out of memory is fatal to DuckDB's database (every later
     statement fails until it is opened again), so the headroom must hold what the fold pins at once: a row group's
-    column segments of the table it writes, and the largest value (a file's compressed bytes). Callers fold this
-    way only after small files."""
+    column segments of the table it writes, and the largest value (a file's compressed bytes): callers give room
+    for twice the largest file folded (load.FOLD_HEADROOM_MB)."""
     (limit,) = con.execute("SELECT current_setting('memory_limit')").fetchall()[0]
     try:
         with suppress(duckdb.OutOfMemoryException):  # it must hold more than that: measured next

@@ -941,21 +941,56 @@ def test_a_bounded_fold_leaves_headroom_above_what_duckdb_must_hold_and_keeps_ev
         con.close()
 
 
-def test_an_ingest_folds_bounded_after_small_files_only(tmp_path, monkeypatch):
-    """A fold after a larger file may have to hold its compressed bytes whole: it keeps DuckDB's usual limit."""
+def test_an_ingest_folds_bounded_with_room_for_twice_its_largest_file(tmp_path, monkeypatch):
+    """A fold holds a file's compressed bytes whole: its headroom grows with the largest file since the last fold."""
     from kneepoint.ingest import load
 
     bounded: list[int] = []
     monkeypatch.setattr(load, "checkpoint_within", lambda con, headroom_mb: bounded.append(headroom_mb))
     monkeypatch.setattr(load, "FOLD_BYTES", 1)  # a fold after every batch
-    paths = fio_variants(tmp_path / "in", 4)
+    paths = fio_variants(tmp_path / "in", 2)
+    big = tmp_path / "big.json"
+    fio = json.loads(paths[0].read_text(encoding="utf-8"))
+    fio["jobs"][0]["job options"]["description"] = "x" * (5 * 2**20)
+    big.write_text(json.dumps(fio), encoding="utf-8")
     db = tmp_path / "w.duckdb"
-    ingest_inputs(db, iter_paths(paths[:2]), disk="d", build=False, workers=1)
-    assert bounded and set(bounded) == {load.FOLD_HEADROOM_MB}
+    ingest_inputs(db, iter_paths(paths), disk="d", build=False, workers=1)
+    assert bounded and set(bounded) == {load.FOLD_HEADROOM_MB + 2}  # fio files of a few KB: 1 MB rounded up
     bounded.clear()
-    monkeypatch.setattr(load, "FOLD_BOUNDED_FILE_BYTES", min(p.stat().st_size for p in paths) - 1)
-    report = ingest_inputs(db, iter_paths(paths[2:]), disk="d", build=False, workers=1)
-    assert [o.status for o in report.outcomes] == ["added", "added"] and bounded == []
+    report = ingest_inputs(db, iter_paths([big]), disk="d", build=False, workers=1)
+    assert [o.status for o in report.outcomes] == ["added"] and bounded == [load.FOLD_HEADROOM_MB + 2 * 6]
+
+
+def test_a_large_file_of_random_text_folds_within_its_bound(tmp_path, monkeypatch):
+    """Random text barely compresses: its stored bytes, held whole by the fold, are nearly its size. A fold that ran
+    out of memory would be fatal to DuckDB's database (the file stays in the log; nothing later works)."""
+    import base64
+
+    from kneepoint.ingest import load
+
+    failed: list[BaseException] = []
+    real = load.checkpoint_within
+
+    def checked(con, headroom_mb):
+        try:
+            real(con, headroom_mb)
+        except BaseException as exc:
+            failed.append(exc)
+            raise
+
+    monkeypatch.setattr(load, "checkpoint_within", checked)
+    fio = json.loads(fio_variants(tmp_path / "in", 1)[0].read_text(encoding="utf-8"))
+    fio["jobs"][0]["job options"]["description"] = base64.b64encode(random.randbytes(18 * 2**20)).decode()
+    big = tmp_path / "random.json"
+    big.write_text(json.dumps(fio), encoding="utf-8")
+    db = tmp_path / "w.duckdb"
+    report = ingest_inputs(db, iter_paths([big]), disk="d", build=False, workers=1)
+    assert [o.status for o in report.outcomes] == ["added"] and failed == []
+    con = connect(db, read_only=True)
+    try:
+        assert con.execute("SELECT count(*) FROM raw_files").fetchall() == [(1,)]
+    finally:
+        con.close()
 
 
 def test_workers_do_not_rerun_the_main_script(tmp_path, monkeypatch):
