@@ -812,6 +812,13 @@ def test_the_pool_is_kept_between_ingests_replaced_when_a_worker_died_and_closed
     assert again.workers == 2 and [o.status for o in again.outcomes] == ["duplicate"] * 20
 
 
+def _last_line_of_python(script: str) -> str:
+    """What `script` printed last, run in a Python process of its own (memory and imports measured apart)."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
 def test_an_ingest_and_its_workers_store_rows_without_importing_pandas(tmp_path):
     """pyarrow imports pandas (~75 MB) on its first conversion of a list only to ask whether it is a pandas object:
     an ingest, in its own process and in each parsing worker, spares it (warehouse.arrow_without_pandas). Checked in
@@ -829,9 +836,7 @@ def test_an_ingest_and_its_workers_store_rows_without_importing_pandas(tmp_path)
         " 'in_workers': ['/pandas/' in m for m in mapped],"
         " 'pyarrow_in_workers': ['/pyarrow/' in m for m in mapped]}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = json.loads(_last_line_of_python(script))
     assert seen["added"] == 80 and seen["workers"] == 2
     assert seen["pyarrow_in_workers"] == [True, True]  # the check can see a library a worker holds
     assert seen["main"] is False and seen["in_workers"] == [False, False]
@@ -882,9 +887,7 @@ def test_release_freed_memory_gives_back_the_free_pages_inside_a_threads_heap():
         "release_freed_memory()\n"
         "print(before, rss())\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert done.returncode == 0, done.stderr[-2000:]
-    before, after = map(int, done.stdout.split()[-2:])
+    before, after = map(int, _last_line_of_python(script).split())
     assert before - after >= 40, (before, after)
 
 
