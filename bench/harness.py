@@ -29,6 +29,7 @@ from bench.generate import SIZES, Corpus, generate
 from bench.machine import describe_code, describe_machine
 from bench.memory import TreeMemory
 from bench.worker import DUCKDB_JSON_VARIANTS
+from kneepoint.app.wording import POOL_PROCESS_MB
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = BENCH_DIR.parent
@@ -39,8 +40,6 @@ CORPUS_STAGES = {"parse", "anchors", "ingest"}
 ROW_SIZES = {"full": [1_000_000, 10_000_000], "tiny": [20_000]}
 # The product's ingest in one process and with a pool of two parsing processes (the targets' 2 cores).
 INGEST_WORKERS = (1, 2)
-# What the README states a parsing pool costs per process (each worker, and the server they fork from).
-POOL_PROCESS_MB = 40
 # Which ingest measurements end with the dbt build: at full size every one (ingest end to end); at tiny size one
 # is enough to keep that path working (the builds are the same code), and builds are most of CI's smoke test time.
 # The one without a pool, because the pool's start-up is the other large cost of the tiny ingests.

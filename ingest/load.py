@@ -214,7 +214,7 @@ def ingest_inputs(
 
     `options`: parse options (load_table's column mapping, see formats.parse_text) for every file, stored with each.
     `workers`: parsing processes; None or 1: in this process, the only way an ingest of many files stays within its
-    memory target (see README, "Memory"): each worker process holds ~40 MB more, the server they fork from ~40 MB.
+    memory target (see README, "Memory"; a pool's stated cost per process: wording.POOL_PROCESS_MB).
     `build`: then bring the models up to date (also after an earlier build that did not finish).
     `release_memory`: let DuckDB drop its cache as large stores go in (_bulk_checkpoints); False where other
     threads of the process query the same warehouse (the app), whose queries that moment could fail."""

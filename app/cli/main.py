@@ -126,7 +126,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help=(
             "parse in N worker processes (default 1: in-process, within the memory target; "
-            "from 3 cores up to cores-1 workers parse faster, each ~40 MB more)"
+            f"from 3 cores up to cores-1 workers parse faster, each ~{w.POOL_PROCESS_MB} MB more)"
         ),
     )
     s.set_defaults(func=cmd_ingest)
